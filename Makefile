@@ -1,0 +1,165 @@
+# blue — top-level build. Out of tree under build/ (build-san/ with SAN=1).
+#   make            build everything
+#   make deps       install missing Debian packages (idempotent)
+#   make test       deps + build + every test        (SAN=1: under ASan+UBSan)
+#   make demo       deps + build + the main demo
+#   make bench      deps + build + benchmarks
+#   make install PREFIX=/usr/local
+#   V=1             show full commands
+.DELETE_ON_ERROR:
+.SUFFIXES:
+.DEFAULT_GOAL := all
+
+SAN ?= 0
+ifeq ($(SAN),1)
+B ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+else
+B ?= build
+SANFLAGS :=
+endif
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCDIR ?= $(PREFIX)/include
+BINDIR ?= $(PREFIX)/bin
+
+CC      ?= gcc
+CLANG   ?= clang
+BPFTOOL ?= bpftool
+ARCH_INC := -I/usr/include/$(shell uname -m)-linux-gnu
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+SOVER    := 0
+VERSION  := 0.1.0
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Werror -fPIC -D_GNU_SOURCE $(SANFLAGS)
+CPPFLAGS += -Iinclude -I. -I$(B) -MMD -MP
+LDFLAGS  += $(SANFLAGS)
+LDLIBS   := -lxdp -lbpf -lelf -lz -lisal -lpthread
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Werror -Iinclude $(ARCH_INC) -MMD -MP
+
+# --- sources ------------------------------------------------------------------
+BPF_SRCS    := $(wildcard bpf/*.bpf.c)
+BPF_OBJS    := $(BPF_SRCS:bpf/%.bpf.c=$(B)/bpf/%.bpf.o)
+SKELS       := $(BPF_SRCS:bpf/%.bpf.c=$(B)/bpf/%.skel.h)
+LIB_SRCS    := $(wildcard runtime/*.c afxdp_hal/*.c)
+LIB_OBJS    := $(LIB_SRCS:%.c=$(B)/obj/%.o)
+LOADER_SRCS := $(wildcard loader/*.c)
+LOADER_OBJS := $(LOADER_SRCS:%.c=$(B)/obj/%.o)
+TOOL_SRCS   := $(wildcard tools/*.c)
+TOOLS       := $(TOOL_SRCS:tools/%.c=$(B)/bin/%)
+UNIT_SRCS   := $(wildcard tests/unit/*.c)
+UNIT_OBJS   := $(UNIT_SRCS:%.c=$(B)/obj/%.o)
+XDPT_SRCS   := $(wildcard tests/xdp/*.c)
+XDPT_OBJS   := $(XDPT_SRCS:%.c=$(B)/obj/%.o)
+# standalone test programs: one binary per file
+TPROG_SRCS  := $(wildcard tests/netns/*.c tests/oracle/*.c tests/bench/*.c)
+TPROGS      := $(TPROG_SRCS:tests/%.c=$(B)/tests/%)
+
+LIBBLUE_A   := $(B)/lib/libblue.a
+LIBBLUE_SO  := $(B)/lib/libblue.so.$(SOVER)
+LIBLOADER_A := $(B)/lib/libblueloader.a
+UNIT_BIN    := $(B)/tests/unit
+XDPT_BIN    := $(B)/tests/xdp
+
+.PHONY: all deps test demo bench install clean
+all: $(BPF_OBJS) $(SKELS) $(LIBBLUE_A) $(LIBBLUE_SO) $(LIBLOADER_A) $(TOOLS) \
+     $(if $(UNIT_SRCS),$(UNIT_BIN)) $(if $(XDPT_SRCS),$(XDPT_BIN)) $(TPROGS)
+
+deps:
+	$(Q)bash scripts/deps.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)B=$(B) SAN=$(SAN) bash tests/run.sh
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)B=$(B) bash scripts/demo.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)B=$(B) bash tests/bench/run.sh
+
+# --- BPF ----------------------------------------------------------------------
+$(B)/bpf/%.bpf.o: bpf/%.bpf.c | $(B)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(B)/bpf/%.skel.h: $(B)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
+
+# --- userspace ----------------------------------------------------------------
+# Anything may include a skeleton, so every user object waits for them.
+$(B)/obj/%.o: %.c $(SKELS)
+	@mkdir -p $(@D)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIBBLUE_A): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBBLUE_SO): $(LIB_OBJS) runtime/libblue.map
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libblue.so.$(SOVER) \
+		-Wl,--version-script=runtime/libblue.map -o $@ $(LIB_OBJS) $(LDLIBS)
+	$(Q)ln -sf libblue.so.$(SOVER) $(B)/lib/libblue.so
+
+$(LIBLOADER_A): $(LOADER_OBJS)
+	@mkdir -p $(@D)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/bin/%: $(B)/obj/tools/%.o $(LIBLOADER_A) $(LIBBLUE_A)
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(UNIT_BIN): $(UNIT_OBJS) $(LIBBLUE_A)
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
+
+$(XDPT_BIN): $(XDPT_OBJS) $(LIBLOADER_A) $(LIBBLUE_A)
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
+
+$(B)/tests/%: $(B)/obj/tests/%.o $(LIBLOADER_A) $(LIBBLUE_A)
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/bpf:
+	@mkdir -p $@
+
+# --- install ------------------------------------------------------------------
+install: $(LIBBLUE_A) $(LIBBLUE_SO) $(B)/bin/bluectl
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(INCDIR)/blue $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR)
+	$(Q)install -m 644 include/blue/*.h $(DESTDIR)$(INCDIR)/blue/
+	$(Q)install -m 644 $(LIBBLUE_A) $(DESTDIR)$(LIBDIR)/
+	$(Q)install -m 755 $(LIBBLUE_SO) $(DESTDIR)$(LIBDIR)/
+	$(Q)ln -sf libblue.so.$(SOVER) $(DESTDIR)$(LIBDIR)/libblue.so
+	$(Q)install -m 755 $(B)/bin/bluectl $(DESTDIR)$(BINDIR)/
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
+		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
+		blue.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/blue.pc
+
+clean:
+	$(call msg,CLEAN,build)
+	$(Q)rm -rf build build-san
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

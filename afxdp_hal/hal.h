@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The HAL: frames in, frames out. It owns the UMEM and its frame pool, the AF_XDP
+ * sockets (one fill and one completion ring shared by all sockets of a netdev queue, and
+ * one RX and one TX ring per socket), and the flow table that steers a QPN to a socket.
+ * It knows frames, not RDMA: the only RoCE fact it uses is "a QPN selects a socket".
+ *
+ * Two implementations share these ops: AF_XDP on a real netdev (afxdp.c) and an
+ * in-process loopback pair for unit tests (loopback.c).
+ *
+ * Threading: a blue_hal and its sockets are used from one thread at a time (the
+ * progress path); the HAL takes no locks.
+ */
+#ifndef BLUE_HAL_H
+#define BLUE_HAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <blue/qp_ctx.h>
+
+struct blue_hal;
+struct blue_hal_sock;
+
+/* One frame: @addr is its UMEM offset, @data points at it, @len is the bytes used. */
+struct blue_frame {
+	uint64_t addr;
+	uint8_t *data;
+	uint32_t len;
+};
+
+struct blue_hal_stats {
+	uint64_t rx_frames;
+	uint64_t tx_frames;
+	uint64_t tx_kicks;	/* doorbells: sendto() calls */
+	uint64_t rx_wakeups;	/* poll() calls that slept */
+	uint64_t fill_empty;	/* times the fill ring could not be topped up */
+	uint64_t tx_ring_full;	/* tx_submit found no room */
+};
+
+struct blue_hal_ops {
+	const char *name;
+	/* Open a socket (its own RX/TX rings) on the HAL's queue. */
+	int (*sock_open)(struct blue_hal *hal, struct blue_hal_sock **out);
+	void (*sock_close)(struct blue_hal_sock *s);
+	/* Take up to @n free frames for building packets; returns how many, or -errno. */
+	int (*tx_alloc)(struct blue_hal *hal, struct blue_frame *f, unsigned int n);
+	/* Give back frames taken with tx_alloc and never submitted. */
+	void (*tx_free)(struct blue_hal *hal, const struct blue_frame *f, unsigned int n);
+	/*
+	 * Queue @n built frames on @s's TX ring without ringing the doorbell. Returns how
+	 * many were queued (the rest stay owned by the caller), or -errno.
+	 */
+	int (*tx_submit)(struct blue_hal_sock *s, const struct blue_frame *f, unsigned int n);
+	/* The doorbell: one kick for everything queued since the last flush. */
+	int (*tx_flush)(struct blue_hal_sock *s);
+	/*
+	 * Receive up to @max frames. @timeout_ms 0 busy-polls once, > 0 sleeps in poll()
+	 * for at most that long, < 0 sleeps without limit. Returns the count or -errno.
+	 */
+	int (*rx_burst)(struct blue_hal_sock *s, struct blue_frame *f, unsigned int max,
+			int timeout_ms);
+	/* Hand received frames back to the fill ring. */
+	void (*rx_release)(struct blue_hal *hal, const struct blue_frame *f, unsigned int n);
+	/* Flow table: steer packets for @qpn to @s. @qpn's slot must not be owned by another. */
+	int (*flow_bind)(struct blue_hal_sock *s, uint32_t qpn);
+	int (*flow_unbind)(struct blue_hal *hal, uint32_t qpn);
+	/* The QP-context table the flow table writes: the mmapped BPF map, or heap memory. */
+	struct blue_qp_ctx *(*qp_ctx_table)(struct blue_hal *hal);
+	/* An fd that polls readable when @s has frames, for event mode. */
+	int (*sock_fd)(struct blue_hal_sock *s);
+	void (*get_stats)(struct blue_hal *hal, struct blue_hal_stats *st);
+	void (*destroy)(struct blue_hal *hal);
+};
+
+/* Every HAL starts with this, so the inline wrappers below can dispatch. */
+struct blue_hal {
+	const struct blue_hal_ops *ops;
+	uint32_t frame_size;
+	uint32_t headroom;
+};
+
+struct blue_hal_sock {
+	struct blue_hal *hal;
+	uint32_t slot;	/* XSKMAP index */
+};
+
+struct blue_afxdp_config {
+	const char *ifname;
+	uint32_t queue_id;
+	uint32_t frame_count;	/* UMEM frames; power of two; 0 = default 4096 */
+	uint32_t frame_size;	/* 2048 or 4096; 0 = default 4096 */
+	uint32_t ring_size;	/* descriptors per ring; 0 = default 2048 */
+	bool force_copy;	/* skip the zero-copy attempt */
+	bool busy_poll;		/* set SO_PREFER_BUSY_POLL/SO_BUSY_POLL on sockets */
+};
+
+/*
+ * Open the AF_XDP HAL on a netdev where `bluectl attach` has run: it finds the pinned
+ * maps under /sys/fs/bpf/blue/<ifname>/. Tries zero-copy first, then copy mode.
+ * Returns NULL with errno set, after printing what failed to stderr.
+ */
+struct blue_hal *blue_hal_afxdp_open(const struct blue_afxdp_config *cfg);
+
+/* Whether the last open got zero-copy (true) or fell back to copy mode. */
+bool blue_hal_afxdp_zerocopy(const struct blue_hal *hal);
+
+/*
+ * An in-process loopback pair: frames sent on one HAL arrive on the other, steered by
+ * the destination QPN through the peer's flow table exactly as the XDP program would.
+ */
+int blue_hal_loopback_pair(struct blue_hal **a, struct blue_hal **b);
+
+static inline int blue_hal_sock_open(struct blue_hal *h, struct blue_hal_sock **s)
+{ return h->ops->sock_open(h, s); }
+static inline void blue_hal_sock_close(struct blue_hal_sock *s)
+{ s->hal->ops->sock_close(s); }
+static inline int blue_hal_tx_alloc(struct blue_hal *h, struct blue_frame *f, unsigned int n)
+{ return h->ops->tx_alloc(h, f, n); }
+static inline void blue_hal_tx_free(struct blue_hal *h, const struct blue_frame *f, unsigned int n)
+{ h->ops->tx_free(h, f, n); }
+static inline int blue_hal_tx_submit(struct blue_hal_sock *s, const struct blue_frame *f,
+				     unsigned int n)
+{ return s->hal->ops->tx_submit(s, f, n); }
+static inline int blue_hal_tx_flush(struct blue_hal_sock *s)
+{ return s->hal->ops->tx_flush(s); }
+static inline int blue_hal_rx_burst(struct blue_hal_sock *s, struct blue_frame *f,
+				    unsigned int max, int timeout_ms)
+{ return s->hal->ops->rx_burst(s, f, max, timeout_ms); }
+static inline void blue_hal_rx_release(struct blue_hal *h, const struct blue_frame *f,
+				       unsigned int n)
+{ h->ops->rx_release(h, f, n); }
+static inline int blue_hal_flow_bind(struct blue_hal_sock *s, uint32_t qpn)
+{ return s->hal->ops->flow_bind(s, qpn); }
+static inline int blue_hal_flow_unbind(struct blue_hal *h, uint32_t qpn)
+{ return h->ops->flow_unbind(h, qpn); }
+static inline struct blue_qp_ctx *blue_hal_qp_ctx_table(struct blue_hal *h)
+{ return h->ops->qp_ctx_table(h); }
+static inline int blue_hal_sock_fd(struct blue_hal_sock *s)
+{ return s->hal->ops->sock_fd(s); }
+static inline void blue_hal_get_stats(struct blue_hal *h, struct blue_hal_stats *st)
+{ h->ops->get_stats(h, st); }
+static inline void blue_hal_destroy(struct blue_hal *h)
+{ if (h) h->ops->destroy(h); }
+
+#endif /* BLUE_HAL_H */

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The live queue-pair context. One array map of these, indexed by QP slot, created
+ * BPF_F_MMAPABLE: the runtime mmaps it and works on it in place, the XDP program reads
+ * the steering fields from it, and `bpftool map dump` prints it with field names.
+ */
+#ifndef BLUE_QP_CTX_H
+#define BLUE_QP_CTX_H
+
+#include <linux/types.h>
+
+/*
+ * Slots in the map. A QPN names its slot in its low bits, so the XDP program steers with
+ * one array lookup and then checks that the slot's owner is that exact QPN. QPN 0 and 1
+ * are the IB special QPs and are never allocated.
+ */
+#define BLUE_MAX_QP		4096u
+#define BLUE_QP_SLOT_MASK	(BLUE_MAX_QP - 1)
+#define BLUE_MAX_XSK		64u	/* XSKMAP entries: AF_XDP sockets per netdev queue */
+
+static inline __u32 blue_qpn_slot(__u32 qpn)
+{
+	return qpn & BLUE_QP_SLOT_MASK;
+}
+
+/* Same numbering as enum ibv_qp_state. */
+enum blue_qp_state {
+	BLUE_QPS_RESET	= 0,
+	BLUE_QPS_INIT	= 1,
+	BLUE_QPS_RTR	= 2,
+	BLUE_QPS_RTS	= 3,
+	BLUE_QPS_SQD	= 4,
+	BLUE_QPS_SQE	= 5,
+	BLUE_QPS_ERR	= 6,
+};
+
+enum blue_qp_type {
+	BLUE_QPT_NONE	= 0,
+	BLUE_QPT_RC	= 2,	/* IBV_QPT_RC */
+	BLUE_QPT_UC	= 3,
+	BLUE_QPT_UD	= 4,
+};
+
+/* States in which the XDP program hands a QP's packets to userspace (IBA 10.3.1). */
+static inline int blue_qp_state_accepts(__u8 state)
+{
+	return state == BLUE_QPS_INIT || state == BLUE_QPS_RTR ||
+	       state == BLUE_QPS_RTS || state == BLUE_QPS_SQD || state == BLUE_QPS_SQE;
+}
+
+struct blue_qp_ctx {
+	/* identity and steering: written by the flow table, read by XDP */
+	__u32	qpn;		/* owner of this slot; 0 when free */
+	__u32	xsk_slot;	/* XSKMAP index of the socket that receives this QP */
+	__u8	state;		/* enum blue_qp_state */
+	__u8	type;		/* enum blue_qp_type */
+	__u8	path_mtu;	/* IB MTU enum: 1=256 .. 5=4096 */
+	__u8	last_nak_syndrome;
+	__u32	peer_qpn;
+	__u32	peer_ip;	/* IPv4, network byte order */
+	__u32	local_ip;	/* IPv4, network byte order */
+
+	/* requester */
+	__u32	sq_psn;		/* next PSN to send */
+	__u32	una_psn;	/* oldest unacknowledged PSN */
+	__u32	outstanding;	/* WRs posted and not yet completed */
+	__u32	retry_left;
+
+	/* responder */
+	__u32	rq_psn;		/* expected receive PSN */
+	__u32	msn;
+	__u32	last_nak_psn;
+	__u32	rnr_left;
+
+	/* congestion control and timer */
+	__u32	cwnd;
+	__u32	rate_mbps;
+	__u64	timer_deadline_ns;	/* CLOCK_MONOTONIC; 0 when disarmed */
+
+	/* counters */
+	__u64	retransmits;
+	__u64	naks_sent;
+	__u64	naks_rcvd;
+	__u64	rnr_events;
+	__u64	cnps;
+	__u64	tx_pkts;
+	__u64	tx_bytes;
+	__u64	rx_pkts;
+	__u64	rx_bytes;
+	__u64	xdp_rx_pkts;	/* counted by the XDP program when it steers */
+	__u64	reserved[2];
+};
+
+_Static_assert(sizeof(struct blue_qp_ctx) == 192, "blue_qp_ctx layout changed");
+
+#endif /* BLUE_QP_CTX_H */

@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * RoCEv2 wire format: constants, header layouts and the per-opcode header table.
+ *
+ * Shared by the XDP program (bpf/) and userspace (runtime/, tests/). Every struct is
+ * the exact on-wire layout in network byte order; sizes are asserted below.
+ * References: IBA vol. 1 ch. 9.2-9.3 (BTH and extended headers), annex A17 (RoCEv2).
+ */
+#ifndef BLUE_WIRE_H
+#define BLUE_WIRE_H
+
+#include <linux/types.h>
+
+#define BLUE_ROCEV2_UDP_PORT	4791
+#define BLUE_ETH_HLEN		14
+#define BLUE_VLAN_HLEN		4
+#define BLUE_IPV4_MIN_HLEN	20
+#define BLUE_UDP_HLEN		8
+#define BLUE_ICRC_LEN		4
+#define BLUE_BTH_TVER		0	/* IBA 9.2: transport header version 0 */
+#define BLUE_DEFAULT_PKEY	0xffff
+#define BLUE_PSN_MASK		0x00ffffffu
+#define BLUE_QPN_MASK		0x00ffffffu
+#define BLUE_CNP_PAYLOAD_LEN	16	/* annex A17.9.3: 16 reserved bytes */
+
+/* Base Transport Header, 12 bytes (IBA 9.2). */
+struct blue_bth {
+	__u8	opcode;
+	__u8	flags;		/* SE:1 M:1 PadCnt:2 TVer:4, MSB first */
+	__be16	pkey;
+	__be32	dqpn;		/* FECN:1 BECN:1 resv:6 | DestQP:24 */
+	__be32	apsn;		/* AckReq:1 resv:7 | PSN:24 */
+} __attribute__((packed));
+
+#define BLUE_BTH_SE		0x80	/* in flags */
+#define BLUE_BTH_MIG		0x40
+#define BLUE_BTH_PAD_SHIFT	4
+#define BLUE_BTH_PAD_MASK	0x30
+#define BLUE_BTH_TVER_MASK	0x0f
+#define BLUE_BTH_FECN		0x80000000u	/* in host-order dqpn word */
+#define BLUE_BTH_BECN		0x40000000u
+#define BLUE_BTH_ACKREQ		0x80000000u	/* in host-order apsn word */
+
+/* RDMA Extended Transport Header, 16 bytes (IBA 9.3.3). */
+struct blue_reth {
+	__be64	va;
+	__be32	rkey;
+	__be32	dma_len;
+} __attribute__((packed));
+
+/* ACK Extended Transport Header, 4 bytes (IBA 9.3.5). */
+struct blue_aeth {
+	__be32	syn_msn;	/* Syndrome:8 | MSN:24 */
+} __attribute__((packed));
+
+/* Atomic Extended Transport Header, 28 bytes (IBA 9.3.4). */
+struct blue_atmeth {
+	__be64	va;
+	__be32	rkey;
+	__be64	swap_add;
+	__be64	compare;
+} __attribute__((packed));
+
+/* Atomic Acknowledge Extended Transport Header, 8 bytes (IBA 9.3.6). */
+struct blue_atmack {
+	__be64	orig;
+} __attribute__((packed));
+
+/* Immediate data, 4 bytes (IBA 9.3.7). */
+struct blue_immdt {
+	__be32	imm;
+} __attribute__((packed));
+
+/* Invalidate Extended Transport Header, 4 bytes (IBA 9.3.8). */
+struct blue_ieth {
+	__be32	rkey;
+} __attribute__((packed));
+
+/* Datagram Extended Transport Header, 8 bytes (IBA 9.3.2). */
+struct blue_deth {
+	__be32	qkey;
+	__be32	sqpn;		/* resv:8 | SrcQP:24 */
+} __attribute__((packed));
+
+_Static_assert(sizeof(struct blue_bth) == 12, "BTH is 12 bytes");
+_Static_assert(sizeof(struct blue_reth) == 16, "RETH is 16 bytes");
+_Static_assert(sizeof(struct blue_aeth) == 4, "AETH is 4 bytes");
+_Static_assert(sizeof(struct blue_atmeth) == 28, "AtomicETH is 28 bytes");
+_Static_assert(sizeof(struct blue_atmack) == 8, "AtomicAckETH is 8 bytes");
+_Static_assert(sizeof(struct blue_immdt) == 4, "ImmDt is 4 bytes");
+_Static_assert(sizeof(struct blue_ieth) == 4, "IETH is 4 bytes");
+_Static_assert(sizeof(struct blue_deth) == 8, "DETH is 8 bytes");
+
+/* AETH syndrome (IBA 9.7.5.1.1, table 42): top 3 bits select the kind. */
+#define BLUE_AETH_ACK		0x00	/* 000 + credit count */
+#define BLUE_AETH_RNR_NAK	0x20	/* 001 + timer */
+#define BLUE_AETH_NAK		0x60	/* 011 + NAK code */
+#define BLUE_AETH_TYPE_MASK	0xe0
+#define BLUE_NAK_PSN_SEQ_ERR	0x60
+#define BLUE_NAK_INVALID_REQ	0x61
+#define BLUE_NAK_REM_ACCESS_ERR	0x62
+#define BLUE_NAK_REM_OP_ERR	0x63
+#define BLUE_NAK_INVALID_RD_REQ	0x64
+
+/* BTH opcodes (IBA table 36): transport in the top 3 bits. */
+enum blue_opcode {
+	BLUE_OP_RC_SEND_FIRST			= 0x00,
+	BLUE_OP_RC_SEND_MIDDLE			= 0x01,
+	BLUE_OP_RC_SEND_LAST			= 0x02,
+	BLUE_OP_RC_SEND_LAST_IMM		= 0x03,
+	BLUE_OP_RC_SEND_ONLY			= 0x04,
+	BLUE_OP_RC_SEND_ONLY_IMM		= 0x05,
+	BLUE_OP_RC_WRITE_FIRST			= 0x06,
+	BLUE_OP_RC_WRITE_MIDDLE			= 0x07,
+	BLUE_OP_RC_WRITE_LAST			= 0x08,
+	BLUE_OP_RC_WRITE_LAST_IMM		= 0x09,
+	BLUE_OP_RC_WRITE_ONLY			= 0x0a,
+	BLUE_OP_RC_WRITE_ONLY_IMM		= 0x0b,
+	BLUE_OP_RC_READ_REQUEST			= 0x0c,
+	BLUE_OP_RC_READ_RESPONSE_FIRST		= 0x0d,
+	BLUE_OP_RC_READ_RESPONSE_MIDDLE		= 0x0e,
+	BLUE_OP_RC_READ_RESPONSE_LAST		= 0x0f,
+	BLUE_OP_RC_READ_RESPONSE_ONLY		= 0x10,
+	BLUE_OP_RC_ACKNOWLEDGE			= 0x11,
+	BLUE_OP_RC_ATOMIC_ACKNOWLEDGE		= 0x12,
+	BLUE_OP_RC_COMPARE_SWAP			= 0x13,
+	BLUE_OP_RC_FETCH_ADD			= 0x14,
+	BLUE_OP_RC_SEND_LAST_INV		= 0x16,
+	BLUE_OP_RC_SEND_ONLY_INV		= 0x17,
+	BLUE_OP_UC_SEND_FIRST			= 0x20,
+	BLUE_OP_UC_SEND_MIDDLE			= 0x21,
+	BLUE_OP_UC_SEND_LAST			= 0x22,
+	BLUE_OP_UC_SEND_LAST_IMM		= 0x23,
+	BLUE_OP_UC_SEND_ONLY			= 0x24,
+	BLUE_OP_UC_SEND_ONLY_IMM		= 0x25,
+	BLUE_OP_UC_WRITE_FIRST			= 0x26,
+	BLUE_OP_UC_WRITE_MIDDLE			= 0x27,
+	BLUE_OP_UC_WRITE_LAST			= 0x28,
+	BLUE_OP_UC_WRITE_LAST_IMM		= 0x29,
+	BLUE_OP_UC_WRITE_ONLY			= 0x2a,
+	BLUE_OP_UC_WRITE_ONLY_IMM		= 0x2b,
+	BLUE_OP_UD_SEND_ONLY			= 0x64,
+	BLUE_OP_UD_SEND_ONLY_IMM		= 0x65,
+	BLUE_OP_CNP				= 0x81,
+};
+
+/* Which extended headers an opcode carries, and its place in a message. */
+enum blue_op_flag {
+	BLUE_OPF_VALID		= 1u << 0,
+	BLUE_OPF_RETH		= 1u << 1,
+	BLUE_OPF_AETH		= 1u << 2,
+	BLUE_OPF_ATMETH		= 1u << 3,
+	BLUE_OPF_ATMACK		= 1u << 4,
+	BLUE_OPF_IMMDT		= 1u << 5,
+	BLUE_OPF_IETH		= 1u << 6,
+	BLUE_OPF_DETH		= 1u << 7,
+	BLUE_OPF_PAYLOAD	= 1u << 8,	/* may carry payload */
+	BLUE_OPF_FIRST		= 1u << 9,
+	BLUE_OPF_MIDDLE		= 1u << 10,
+	BLUE_OPF_LAST		= 1u << 11,
+	BLUE_OPF_ONLY		= BLUE_OPF_FIRST | BLUE_OPF_LAST,
+	BLUE_OPF_REQUEST	= 1u << 12,	/* requester -> responder */
+	BLUE_OPF_RESPONSE	= 1u << 13,	/* responder -> requester */
+	BLUE_OPF_CNP		= 1u << 14,
+};
+
+/*
+ * The per-opcode header table (IBA table 36 and 9.3). A switch rather than an array so
+ * it compiles identically for BPF and userspace; unknown opcodes return 0.
+ */
+static inline __u32 blue_opcode_flags(__u8 op)
+{
+	const __u32 rq = BLUE_OPF_VALID | BLUE_OPF_REQUEST;
+	const __u32 rs = BLUE_OPF_VALID | BLUE_OPF_RESPONSE;
+	const __u32 pl = BLUE_OPF_PAYLOAD;
+
+	switch (op) {
+	case 0x00: case 0x20: return rq | pl | BLUE_OPF_FIRST;
+	case 0x01: case 0x21: return rq | pl | BLUE_OPF_MIDDLE;
+	case 0x02: case 0x22: return rq | pl | BLUE_OPF_LAST;
+	case 0x03: case 0x23: return rq | pl | BLUE_OPF_LAST | BLUE_OPF_IMMDT;
+	case 0x04: case 0x24: return rq | pl | BLUE_OPF_ONLY;
+	case 0x05: case 0x25: return rq | pl | BLUE_OPF_ONLY | BLUE_OPF_IMMDT;
+	case 0x06: case 0x26: return rq | pl | BLUE_OPF_FIRST | BLUE_OPF_RETH;
+	case 0x07: case 0x27: return rq | pl | BLUE_OPF_MIDDLE;
+	case 0x08: case 0x28: return rq | pl | BLUE_OPF_LAST;
+	case 0x09: case 0x29: return rq | pl | BLUE_OPF_LAST | BLUE_OPF_IMMDT;
+	case 0x0a: case 0x2a: return rq | pl | BLUE_OPF_ONLY | BLUE_OPF_RETH;
+	case 0x0b: case 0x2b:
+		return rq | pl | BLUE_OPF_ONLY | BLUE_OPF_RETH | BLUE_OPF_IMMDT;
+	case 0x0c: return rq | BLUE_OPF_ONLY | BLUE_OPF_RETH;
+	case 0x0d: return rs | pl | BLUE_OPF_FIRST | BLUE_OPF_AETH;
+	case 0x0e: return rs | pl | BLUE_OPF_MIDDLE;
+	case 0x0f: return rs | pl | BLUE_OPF_LAST | BLUE_OPF_AETH;
+	case 0x10: return rs | pl | BLUE_OPF_ONLY | BLUE_OPF_AETH;
+	case 0x11: return rs | BLUE_OPF_ONLY | BLUE_OPF_AETH;
+	case 0x12: return rs | BLUE_OPF_ONLY | BLUE_OPF_AETH | BLUE_OPF_ATMACK;
+	case 0x13: case 0x14: return rq | BLUE_OPF_ONLY | BLUE_OPF_ATMETH;
+	case 0x16: return rq | pl | BLUE_OPF_LAST | BLUE_OPF_IETH;
+	case 0x17: return rq | pl | BLUE_OPF_ONLY | BLUE_OPF_IETH;
+	case 0x64: return rq | pl | BLUE_OPF_ONLY | BLUE_OPF_DETH;
+	case 0x65: return rq | pl | BLUE_OPF_ONLY | BLUE_OPF_DETH | BLUE_OPF_IMMDT;
+	case 0x81: return BLUE_OPF_VALID | BLUE_OPF_CNP;
+	default: return 0;
+	}
+}
+
+/* Length of BTH plus every extended header that @flags names. */
+static inline __u32 blue_opcode_hdr_len(__u32 flags)
+{
+	__u32 len = sizeof(struct blue_bth);
+
+	if (flags & BLUE_OPF_DETH)
+		len += sizeof(struct blue_deth);
+	if (flags & BLUE_OPF_RETH)
+		len += sizeof(struct blue_reth);
+	if (flags & BLUE_OPF_ATMETH)
+		len += sizeof(struct blue_atmeth);
+	if (flags & BLUE_OPF_AETH)
+		len += sizeof(struct blue_aeth);
+	if (flags & BLUE_OPF_ATMACK)
+		len += sizeof(struct blue_atmack);
+	if (flags & BLUE_OPF_IMMDT)
+		len += sizeof(struct blue_immdt);
+	if (flags & BLUE_OPF_IETH)
+		len += sizeof(struct blue_ieth);
+	if (flags & BLUE_OPF_CNP)
+		len += BLUE_CNP_PAYLOAD_LEN;
+	return len;
+}
+
+/* 24-bit PSN arithmetic (IBA 9.7.1): a - b as a signed distance in (-2^23, 2^23]. */
+static inline __s32 blue_psn_diff(__u32 a, __u32 b)
+{
+	return (__s32)((a - b) << 8) >> 8;
+}
+
+static inline __u32 blue_psn_add(__u32 psn, __u32 n)
+{
+	return (psn + n) & BLUE_PSN_MASK;
+}
+
+#endif /* BLUE_WIRE_H */

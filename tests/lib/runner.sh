@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The one script-test runner. Usage: runner.sh tests/<suite>/test_X.sh [test_name...]
+# The file defines functions named test_*; each runs in its own subshell with `set -e`,
+# so a failing command fails that test. Exit 0 = PASS, 77 = SKIP (print why first),
+# anything else = FAIL. Tests register cleanup with `on_exit CMD`; it runs even on failure.
+# Helpers for namespaces live in tests/lib/netns.sh.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export B=${B:-build}
+file=$1; shift
+SKIP=77
+
+on_exit() { _cleanups+=("$*"); }
+_run_cleanups() {
+	local i
+	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" || true; done
+}
+_skipfile=$(mktemp)
+trap 'rm -f "$_skipfile"' EXIT
+skip() { echo "$*" >"$_skipfile"; exit $SKIP; }
+fail() { echo "failure: $*" >&2; exit 1; }
+
+# shellcheck source=/dev/null
+source "$file"
+tests=("$@")
+if [ ${#tests[@]} -eq 0 ]; then
+	mapfile -t tests < <(declare -F | awk '{print $3}' | grep '^test_')
+fi
+for t in "${tests[@]}"; do
+	(
+		_cleanups=()
+		trap _run_cleanups EXIT
+		set -e
+		"$t"
+	) > >(sed "s/^/  [$t] /") 2>&1
+	rc=$?
+	sleep 0.1	# let the sed above flush before the verdict
+	case $rc in
+	0) echo "PASS: $t" ;;
+	"$SKIP") echo "SKIP: $t ($(cat "$_skipfile"))"; : >"$_skipfile" ;;
+	*) echo "FAIL: $t (exit $rc)" ;;
+	esac
+done
