@@ -8,6 +8,8 @@
 #   V=1             show full commands
 .DELETE_ON_ERROR:
 .SUFFIXES:
+# keep objects that only feed a pattern-chain (tools, test programs)
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 SAN ?= 0

@@ -17,11 +17,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <blue/qp_ctx.h>
+#include <blue/stats.h>
 
 struct blue_hal;
 struct blue_hal_sock;
 
-/* One frame: @addr is its UMEM offset, @data points at it, @len is the bytes used. */
+/*
+ * One frame: @addr is its UMEM offset, @data points at it, @len is the bytes used. A TX
+ * frame from tx_alloc starts at @data with frame_size - headroom bytes of room; the
+ * caller sets @len before tx_submit.
+ */
 struct blue_frame {
 	uint64_t addr;
 	uint8_t *data;
@@ -35,6 +40,11 @@ struct blue_hal_stats {
 	uint64_t rx_wakeups;	/* poll() calls that slept */
 	uint64_t fill_empty;	/* times the fill ring could not be topped up */
 	uint64_t tx_ring_full;	/* tx_submit found no room */
+	uint64_t rx_dropped;	/* steered to a socket but lost there: RX ring full or no
+				 * fill frame (AF_XDP: the kernel's XDP_STATISTICS) */
+	uint64_t frames_total;	/* frames in the UMEM */
+	uint64_t frames_free;	/* in the pool now: neither in a ring nor held by the user */
+	uint64_t frame_errors;	/* double frees and foreign addresses refused */
 };
 
 struct blue_hal_ops {
@@ -42,7 +52,10 @@ struct blue_hal_ops {
 	/* Open a socket (its own RX/TX rings) on the HAL's queue. */
 	int (*sock_open)(struct blue_hal *hal, struct blue_hal_sock **out);
 	void (*sock_close)(struct blue_hal_sock *s);
-	/* Take up to @n free frames for building packets; returns how many, or -errno. */
+	/*
+	 * Take up to @n free frames for building packets; returns how many (0 when the
+	 * pool is empty: flush, reap and release, then retry), or -errno.
+	 */
 	int (*tx_alloc)(struct blue_hal *hal, struct blue_frame *f, unsigned int n);
 	/* Give back frames taken with tx_alloc and never submitted. */
 	void (*tx_free)(struct blue_hal *hal, const struct blue_frame *f, unsigned int n);
@@ -51,7 +64,11 @@ struct blue_hal_ops {
 	 * many were queued (the rest stay owned by the caller), or -errno.
 	 */
 	int (*tx_submit)(struct blue_hal_sock *s, const struct blue_frame *f, unsigned int n);
-	/* The doorbell: one kick for everything queued since the last flush. */
+	/*
+	 * The doorbell: kick the kernel for everything queued since the last flush, and
+	 * reap completed frames back to the pool. Returns 0, or -EAGAIN when some frames
+	 * are still on the TX ring (the kernel was busy: call again), or -errno.
+	 */
 	int (*tx_flush)(struct blue_hal_sock *s);
 	/*
 	 * Receive up to @max frames. @timeout_ms 0 busy-polls once, > 0 sleeps in poll()
@@ -61,7 +78,13 @@ struct blue_hal_ops {
 			int timeout_ms);
 	/* Hand received frames back to the fill ring. */
 	void (*rx_release)(struct blue_hal *hal, const struct blue_frame *f, unsigned int n);
-	/* Flow table: steer packets for @qpn to @s. @qpn's slot must not be owned by another. */
+	/*
+	 * Flow table: steer packets for @qpn to @s by writing the xsk_slot and qpn fields
+	 * of @qpn's QP-context slot (never its state: that is the runtime's). Returns 0,
+	 * -EBUSY if the slot is owned by another QPN, -EINVAL for QPN 0, 1 or > 24 bits.
+	 * Binding a QPN again moves it to @s. flow_unbind returns -ENOENT if @qpn does not
+	 * own its slot.
+	 */
 	int (*flow_bind)(struct blue_hal_sock *s, uint32_t qpn);
 	int (*flow_unbind)(struct blue_hal *hal, uint32_t qpn);
 	/* The QP-context table the flow table writes: the mmapped BPF map, or heap memory. */
@@ -92,12 +115,22 @@ struct blue_afxdp_config {
 	uint32_t ring_size;	/* descriptors per ring; 0 = default 2048 */
 	bool force_copy;	/* skip the zero-copy attempt */
 	bool busy_poll;		/* set SO_PREFER_BUSY_POLL/SO_BUSY_POLL on sockets */
+	/*
+	 * TX only: no pinned maps are needed (a netdev without blue attached). Sockets get
+	 * no RX ring, nothing is put on the fill ring, flow_bind/flow_unbind fail with
+	 * -EOPNOTSUPP and qp_ctx_table returns NULL.
+	 */
+	bool tx_only;
+	const char *pin_dir;	/* NULL: BLUE_PIN_ROOT "/<ifname>" (include/blue/pins.h) */
 };
 
 /*
  * Open the AF_XDP HAL on a netdev where `bluectl attach` has run: it finds the pinned
  * maps under /sys/fs/bpf/blue/<ifname>/. Tries zero-copy first, then copy mode.
  * Returns NULL with errno set, after printing what failed to stderr.
+ *
+ * Socket slots (XSKMAP indexes) are handed out lowest free first. Closing a socket
+ * removes it from the XSKMAP and unbinds every QPN still steered to it.
  */
 struct blue_hal *blue_hal_afxdp_open(const struct blue_afxdp_config *cfg);
 
@@ -107,8 +140,57 @@ bool blue_hal_afxdp_zerocopy(const struct blue_hal *hal);
 /*
  * An in-process loopback pair: frames sent on one HAL arrive on the other, steered by
  * the destination QPN through the peer's flow table exactly as the XDP program would.
+ * Delivery copies the frame into one of the receiver's own frames (as AF_XDP copy mode
+ * does) during the sender's tx_flush; the sender's frame is then free again. Frames
+ * that are not Eth/IPv4/UDP:4791/BTH, or whose QPN does not steer, are dropped and
+ * counted under the receiver's blue_stat_reason (blue_hal_loopback_stat), since there
+ * is no kernel stack to pass them to.
+ *
+ * Unlike the AF_XDP HAL, the two ends of a pair may be driven from two threads: one
+ * mutex per pair serialises them, and rx_burst sleeps outside it.
  */
+struct blue_loopback_config {
+	uint32_t frame_count;	/* per end; power of two; 0 = default 1024 */
+	uint32_t frame_size;	/* 2048 or 4096; 0 = default 2048 */
+	uint32_t ring_size;	/* RX/TX descriptors per socket; power of two; 0 = 256 */
+};
+
 int blue_hal_loopback_pair(struct blue_hal **a, struct blue_hal **b);
+/* The same with explicit sizes (@cfg NULL: defaults). Returns 0 or -errno. */
+int blue_hal_loopback_pair_cfg(struct blue_hal **a, struct blue_hal **b,
+			       const struct blue_loopback_config *cfg);
+
+/*
+ * Fault injection. A filter set on one end sees every frame that end sends, in order,
+ * at tx_flush, with @seq counting the frames offered to it from 0 (reset by every
+ * set_filter call; deterministic: no clock, no randomness). It returns what happens to the frame:
+ *   PASS  deliver it;
+ *   DROP  lose it (counted in blue_hal_loopback_stat(sender, BLUE_STAT__MAX));
+ *   DUP   deliver it twice;
+ *   HOLD  keep it back and deliver it right after the next frame this end delivers
+ *         (so it arrives out of order), or at blue_hal_loopback_release_held().
+ * The filter must not call back into the HAL. @fn NULL removes the filter.
+ */
+enum blue_lb_verdict {
+	BLUE_LB_PASS = 0,
+	BLUE_LB_DROP,
+	BLUE_LB_DUP,
+	BLUE_LB_HOLD,
+};
+
+typedef enum blue_lb_verdict (*blue_lb_filter_fn)(void *arg, const struct blue_frame *f,
+						  uint64_t seq);
+
+void blue_hal_loopback_set_filter(struct blue_hal *hal, blue_lb_filter_fn fn, void *arg);
+/* Deliver every held frame now, oldest first. Returns how many were held. */
+unsigned int blue_hal_loopback_release_held(struct blue_hal *hal);
+
+/*
+ * Per-reason counters of a loopback end, as the XDP stats map counts them: frames this
+ * end received (REDIRECT) or dropped, by reason. @r == BLUE_STAT__MAX reads the frames
+ * this end's filter dropped on send.
+ */
+uint64_t blue_hal_loopback_stat(struct blue_hal *hal, enum blue_stat_reason r);
 
 static inline int blue_hal_sock_open(struct blue_hal *h, struct blue_hal_sock **s)
 { return h->ops->sock_open(h, s); }

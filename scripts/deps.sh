@@ -8,6 +8,8 @@ pkgs=(
   libcriterion-dev systemtap-sdt-dev gcc-multilib
   iproute2 iputils-ping netcat-openbsd
   python3 python3-scapy tshark tcpdump
+  qemu-system-x86 linux-image-amd64 busybox-static rdma-core ibverbs-utils
+  ibverbs-providers perftest cpio xz-utils kmod
 )
 missing=()
 for p in "${pkgs[@]}"; do

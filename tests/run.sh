@@ -19,7 +19,7 @@ run_criterion() {	# name binary timeout
 		echo "FAIL: $name: $bin was not built"; fail=$((fail + 1)); return
 	fi
 	out=$log_dir/$name.log
-	timeout --kill-after=10 "$t" "$bin" -j2 >"$out" 2>&1
+	timeout --kill-after=10 "$t" "$bin" -j2 --verbose >"$out" 2>&1
 	rc=$?
 	grep -E '^\[(FAIL|----)\]|Synthesis|SKIP' "$out" | tail -40
 	line=$(grep -a 'Synthesis' "$out" | tail -1)

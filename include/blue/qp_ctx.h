@@ -88,7 +88,7 @@ struct blue_qp_ctx {
 	__u64	rx_pkts;
 	__u64	rx_bytes;
 	__u64	xdp_rx_pkts;	/* counted by the XDP program when it steers */
-	__u64	reserved[2];
+	__u64	reserved[5];	/* room to grow without changing the size */
 };
 
 _Static_assert(sizeof(struct blue_qp_ctx) == 192, "blue_qp_ctx layout changed");

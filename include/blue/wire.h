@@ -229,7 +229,7 @@ static inline __u32 blue_opcode_hdr_len(__u32 flags)
 	return len;
 }
 
-/* 24-bit PSN arithmetic (IBA 9.7.1): a - b as a signed distance in (-2^23, 2^23]. */
+/* 24-bit PSN arithmetic (IBA 9.7.1): a - b as a signed distance in [-2^23, 2^23). */
 static inline __s32 blue_psn_diff(__u32 a, __u32 b)
 {
 	return (__s32)((a - b) << 8) >> 8;

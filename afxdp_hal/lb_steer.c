@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+/* Fixed-offset RoCEv2 steering for the loopback HAL (see lb_steer.h). */
+#include <string.h>
+#include <arpa/inet.h>
+#include <blue/wire.h>
+#include "afxdp_hal/lb_steer.h"
+
+#define ETH_P_IPV4	0x0800
+#define ETH_P_IPV6_	0x86dd
+#define ETH_P_VLAN	0x8100
+#define IPPROTO_UDP_	17
+#define IP_FRAG_MASK	0x3fff	/* MF and fragment offset (RFC 791) */
+
+static uint16_t be16_at(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return ntohs(v);
+}
+
+static uint32_t be32_at(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return ntohl(v);
+}
+
+int blue_lb_steer(const struct blue_qp_ctx *tbl, const uint8_t *p, uint32_t len,
+		  uint32_t *qpn, uint32_t *xsk_slot)
+{
+	const struct blue_qp_ctx *c;
+	uint32_t off = BLUE_ETH_HLEN, ihl, q;
+	uint16_t proto;
+
+	if (len < BLUE_ETH_HLEN)
+		return BLUE_STAT_DROP_TRUNC_ETH;
+	proto = be16_at(p + 12);
+	if (proto == ETH_P_VLAN) {
+		if (len < BLUE_ETH_HLEN + BLUE_VLAN_HLEN)
+			return BLUE_STAT_DROP_TRUNC_ETH;
+		proto = be16_at(p + 16);
+		off += BLUE_VLAN_HLEN;
+	}
+	if (proto == ETH_P_IPV6_)
+		return BLUE_STAT_PASS_IPV6;
+	if (proto != ETH_P_IPV4)
+		return BLUE_STAT_PASS_NON_IP;
+
+	if (len < off + BLUE_IPV4_MIN_HLEN)
+		return BLUE_STAT_DROP_TRUNC_IP;
+	ihl = (uint32_t)(p[off] & 0x0f) * 4;
+	if ((p[off] >> 4) != 4 || ihl < BLUE_IPV4_MIN_HLEN)
+		return BLUE_STAT_DROP_BAD_IP_HDR;
+	if (len < off + ihl)
+		return BLUE_STAT_DROP_TRUNC_IP;
+	if (p[off + 9] != IPPROTO_UDP_)
+		return BLUE_STAT_PASS_NON_UDP;
+	if (be16_at(p + off + 6) & IP_FRAG_MASK)
+		return BLUE_STAT_DROP_IP_FRAGMENT;
+	off += ihl;
+
+	if (len < off + BLUE_UDP_HLEN)
+		return BLUE_STAT_DROP_TRUNC_UDP;
+	if (be16_at(p + off + 2) != BLUE_ROCEV2_UDP_PORT)
+		return BLUE_STAT_PASS_NON_ROCE;
+	off += BLUE_UDP_HLEN;
+
+	if (len < off + sizeof(struct blue_bth))
+		return BLUE_STAT_DROP_TRUNC_BTH;
+	q = be32_at(p + off + 4) & BLUE_QPN_MASK;	/* BTH DestQP (IBA 9.2) */
+
+	c = &tbl[blue_qpn_slot(q)];
+	if (!q || c->qpn != q)
+		return BLUE_STAT_DROP_UNKNOWN_QPN;
+	if (!blue_qp_state_accepts(c->state))
+		return BLUE_STAT_DROP_QP_STATE;
+	*qpn = q;
+	*xsk_slot = c->xsk_slot;
+	if (*xsk_slot >= BLUE_MAX_XSK)
+		return BLUE_STAT_DROP_NO_SOCKET;
+	return BLUE_STAT_REDIRECT;
+}

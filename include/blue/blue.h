@@ -1,0 +1,391 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libblue — the public, verbs-shaped API.
+ *
+ * It mirrors libibverbs on purpose: enum values (work-request and completion opcodes,
+ * completion statuses, access flags, QP attribute masks, MTUs, QP states) are numerically
+ * the ones <infiniband/verbs.h> uses, so an ibverbs user reads it without a manual and the
+ * compatibility library maps structs field by field.
+ *
+ * Conventions (rdma-core's): create_* returns NULL and sets errno; other calls return 0
+ * or a positive errno; post_* set *bad_wr to the first request not posted. Objects are
+ * opaque except blue_mr, whose keys the application must send to its peer.
+ *
+ * Threading: one context is driven by one thread at a time (the application's
+ * post/poll calls are the progress engine). Calls on different contexts are independent.
+ */
+#ifndef BLUE_BLUE_H
+#define BLUE_BLUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <blue/qp_ctx.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct blue_context;
+struct blue_pd;
+struct blue_cq;
+struct blue_qp;
+struct blue_comp_channel;
+
+union blue_gid {
+	uint8_t raw[16];
+	struct {
+		uint64_t subnet_prefix;
+		uint64_t interface_id;
+	} global;
+};
+
+enum blue_mtu {
+	BLUE_MTU_256 = 1,
+	BLUE_MTU_512 = 2,
+	BLUE_MTU_1024 = 3,
+	BLUE_MTU_2048 = 4,
+	BLUE_MTU_4096 = 5,
+};
+
+static inline int blue_mtu_bytes(enum blue_mtu m)
+{
+	return (m >= BLUE_MTU_256 && m <= BLUE_MTU_4096) ? 128 << m : -1;
+}
+
+enum blue_access_flags {
+	BLUE_ACCESS_LOCAL_WRITE = 1,
+	BLUE_ACCESS_REMOTE_WRITE = 2,
+	BLUE_ACCESS_REMOTE_READ = 4,
+	BLUE_ACCESS_REMOTE_ATOMIC = 8,
+};
+
+enum blue_wr_opcode {
+	BLUE_WR_RDMA_WRITE = 0,
+	BLUE_WR_RDMA_WRITE_WITH_IMM = 1,
+	BLUE_WR_SEND = 2,
+	BLUE_WR_SEND_WITH_IMM = 3,
+	BLUE_WR_RDMA_READ = 4,
+	BLUE_WR_ATOMIC_CMP_AND_SWP = 5,
+	BLUE_WR_ATOMIC_FETCH_AND_ADD = 6,
+};
+
+enum blue_send_flags {
+	BLUE_SEND_FENCE = 1,
+	BLUE_SEND_SIGNALED = 2,
+	BLUE_SEND_SOLICITED = 4,
+	BLUE_SEND_INLINE = 8,
+};
+
+enum blue_wc_status {
+	BLUE_WC_SUCCESS = 0,
+	BLUE_WC_LOC_LEN_ERR = 1,
+	BLUE_WC_LOC_QP_OP_ERR = 2,
+	BLUE_WC_LOC_PROT_ERR = 4,
+	BLUE_WC_WR_FLUSH_ERR = 5,
+	BLUE_WC_BAD_RESP_ERR = 7,
+	BLUE_WC_LOC_ACCESS_ERR = 8,
+	BLUE_WC_REM_INV_REQ_ERR = 9,
+	BLUE_WC_REM_ACCESS_ERR = 10,
+	BLUE_WC_REM_OP_ERR = 11,
+	BLUE_WC_RETRY_EXC_ERR = 12,
+	BLUE_WC_RNR_RETRY_EXC_ERR = 13,
+	BLUE_WC_REM_INV_RD_REQ_ERR = 15,
+	BLUE_WC_FATAL_ERR = 19,
+	BLUE_WC_GENERAL_ERR = 21,
+};
+
+enum blue_wc_opcode {
+	BLUE_WC_SEND = 0,
+	BLUE_WC_RDMA_WRITE = 1,
+	BLUE_WC_RDMA_READ = 2,
+	BLUE_WC_COMP_SWAP = 3,
+	BLUE_WC_FETCH_ADD = 4,
+	BLUE_WC_RECV = 1 << 7,
+	BLUE_WC_RECV_RDMA_WITH_IMM = (1 << 7) + 1,
+};
+
+enum blue_wc_flags {
+	BLUE_WC_WITH_IMM = 2,
+};
+
+/* Same bits as enum ibv_qp_attr_mask. */
+enum blue_qp_attr_mask {
+	BLUE_QP_STATE = 1 << 0,
+	BLUE_QP_CUR_STATE = 1 << 1,
+	BLUE_QP_ACCESS_FLAGS = 1 << 3,
+	BLUE_QP_PKEY_INDEX = 1 << 4,
+	BLUE_QP_PORT = 1 << 5,
+	BLUE_QP_AV = 1 << 7,
+	BLUE_QP_PATH_MTU = 1 << 8,
+	BLUE_QP_TIMEOUT = 1 << 9,
+	BLUE_QP_RETRY_CNT = 1 << 10,
+	BLUE_QP_RNR_RETRY = 1 << 11,
+	BLUE_QP_RQ_PSN = 1 << 12,
+	BLUE_QP_MAX_QP_RD_ATOMIC = 1 << 13,
+	BLUE_QP_MIN_RNR_TIMER = 1 << 15,
+	BLUE_QP_SQ_PSN = 1 << 16,
+	BLUE_QP_MAX_DEST_RD_ATOMIC = 1 << 17,
+	BLUE_QP_CAP = 1 << 19,
+	BLUE_QP_DEST_QPN = 1 << 20,
+};
+
+struct blue_device_attr {
+	char fw_ver[64];
+	uint64_t max_mr_size;
+	uint32_t vendor_id;
+	uint32_t vendor_part_id;
+	int max_qp;
+	int max_qp_wr;
+	int max_sge;
+	int max_cq;
+	int max_cqe;
+	int max_mr;
+	int max_pd;
+	int max_qp_rd_atom;
+	int max_qp_init_rd_atom;
+	int atomic_cap;		/* 1 = atomics are atomic within this HCA (IBV_ATOMIC_HCA) */
+	uint8_t phys_port_cnt;
+};
+
+struct blue_port_attr {
+	int state;		/* 4 = ACTIVE, as enum ibv_port_state */
+	enum blue_mtu max_mtu;
+	enum blue_mtu active_mtu;
+	int gid_tbl_len;
+	uint32_t port_cap_flags;
+	uint8_t link_layer;	/* 2 = Ethernet, as IBV_LINK_LAYER_ETHERNET */
+};
+
+/* The address vector of a connected QP's peer (RoCEv2: GID + port). */
+struct blue_ah_attr {
+	union blue_gid dgid;	/* IPv4-mapped IPv6 */
+	uint8_t sgid_index;
+	uint8_t hop_limit;
+	uint8_t traffic_class;
+	uint8_t port_num;
+};
+
+struct blue_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+struct blue_qp_init_attr {
+	void *qp_context;
+	struct blue_cq *send_cq;
+	struct blue_cq *recv_cq;
+	struct blue_qp_cap cap;
+	enum blue_qp_type qp_type;	/* BLUE_QPT_RC */
+	int sq_sig_all;
+};
+
+struct blue_qp_attr {
+	enum blue_qp_state qp_state;
+	enum blue_qp_state cur_qp_state;
+	enum blue_mtu path_mtu;
+	uint32_t qp_access_flags;
+	uint32_t rq_psn;
+	uint32_t sq_psn;
+	uint32_t dest_qp_num;
+	struct blue_qp_cap cap;
+	struct blue_ah_attr ah_attr;
+	uint16_t pkey_index;
+	uint8_t port_num;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+	uint8_t min_rnr_timer;	/* IBA table 45 encoding */
+	uint8_t timeout;	/* local ACK timeout: 4.096 us * 2^timeout; 0 = infinite */
+	uint8_t retry_cnt;	/* 0..7 */
+	uint8_t rnr_retry;	/* 0..7, 7 = infinite */
+};
+
+struct blue_sge {
+	uint64_t addr;
+	uint32_t length;
+	uint32_t lkey;
+};
+
+struct blue_send_wr {
+	uint64_t wr_id;
+	struct blue_send_wr *next;
+	struct blue_sge *sg_list;
+	int num_sge;
+	enum blue_wr_opcode opcode;
+	unsigned int send_flags;
+	uint32_t imm_data;	/* network byte order, as ibverbs */
+	union {
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+		} rdma;
+		struct {
+			uint64_t remote_addr;
+			uint64_t compare_add;
+			uint64_t swap;
+			uint32_t rkey;
+		} atomic;
+	} wr;
+};
+
+struct blue_recv_wr {
+	uint64_t wr_id;
+	struct blue_recv_wr *next;
+	struct blue_sge *sg_list;
+	int num_sge;
+};
+
+struct blue_wc {
+	uint64_t wr_id;
+	enum blue_wc_status status;
+	enum blue_wc_opcode opcode;
+	uint32_t vendor_err;
+	uint32_t byte_len;
+	uint32_t imm_data;	/* network byte order */
+	uint32_t qp_num;
+	uint32_t src_qp;
+	unsigned int wc_flags;
+};
+
+/* A registered memory region. The fields are read-only for the application. */
+struct blue_mr {
+	struct blue_context *context;
+	struct blue_pd *pd;
+	void *addr;
+	size_t length;
+	uint32_t lkey;
+	uint32_t rkey;
+	unsigned int access;
+};
+
+/* ---- device ------------------------------------------------------------ */
+
+/**
+ * blue_open_device() - open blue on a netdev where `bluectl attach` has run.
+ * @ifname: the network interface, e.g. "eth1".
+ *
+ * Return: a context, or NULL with errno set (ENODEV: no such interface; ENOENT: blue is
+ * not attached to it) after a message on stderr naming the cause.
+ */
+struct blue_context *blue_open_device(const char *ifname);
+
+/**
+ * blue_close_device() - close a context. Every QP, CQ, MR and PD must be destroyed.
+ * Return: 0, or EBUSY while objects remain.
+ */
+int blue_close_device(struct blue_context *ctx);
+
+/** blue_query_device() - device limits. Return: 0 or errno. */
+int blue_query_device(struct blue_context *ctx, struct blue_device_attr *attr);
+
+/** blue_query_port() - port @port (only 1 exists). Return: 0, or EINVAL for another port. */
+int blue_query_port(struct blue_context *ctx, uint8_t port, struct blue_port_attr *attr);
+
+/**
+ * blue_query_gid() - the GID table, laid out as rxe lays it out: index 0 is the IPv6
+ * link-local GID of the netdev, index 1 the IPv4-mapped RoCEv2 GID of its address.
+ * Return: 0, or EINVAL for an index past the table.
+ */
+int blue_query_gid(struct blue_context *ctx, uint8_t port, int index, union blue_gid *gid);
+
+/* ---- protection domains and memory regions ------------------------------ */
+
+/** blue_alloc_pd() - Return: a PD, or NULL with errno set. */
+struct blue_pd *blue_alloc_pd(struct blue_context *ctx);
+
+/** blue_dealloc_pd() - Return: 0, or EBUSY while MRs or QPs use it. */
+int blue_dealloc_pd(struct blue_pd *pd);
+
+/**
+ * blue_reg_mr() - register @length bytes at @addr for local and remote access.
+ * @access: enum blue_access_flags. Remote write or atomic needs local write (IBA 10.6.3).
+ * Return: an MR with its lkey and rkey, or NULL with errno set (EINVAL for bad flags or a
+ * zero length).
+ */
+struct blue_mr *blue_reg_mr(struct blue_pd *pd, void *addr, size_t length, unsigned int access);
+
+/** blue_dereg_mr() - Return: 0 or errno. */
+int blue_dereg_mr(struct blue_mr *mr);
+
+/* ---- completion queues --------------------------------------------------- */
+
+/** blue_create_comp_channel() - Return: a channel whose fd polls readable on events. */
+struct blue_comp_channel *blue_create_comp_channel(struct blue_context *ctx);
+/** blue_comp_channel_fd() - the fd to poll()/epoll on. */
+int blue_comp_channel_fd(struct blue_comp_channel *ch);
+/** blue_destroy_comp_channel() - Return: 0, or EBUSY while CQs use it. */
+int blue_destroy_comp_channel(struct blue_comp_channel *ch);
+
+/**
+ * blue_create_cq() - a CQ of at least @cqe entries.
+ * @channel: optional completion channel for event mode.
+ * Return: a CQ, or NULL with errno set.
+ */
+struct blue_cq *blue_create_cq(struct blue_context *ctx, int cqe, void *cq_context,
+			       struct blue_comp_channel *channel, int comp_vector);
+
+/** blue_destroy_cq() - Return: 0, or EBUSY while QPs use it. */
+int blue_destroy_cq(struct blue_cq *cq);
+
+/**
+ * blue_poll_cq() - drive progress and reap up to @num completions into @wc.
+ * Return: the number reaped (0..@num), or a negative errno.
+ */
+int blue_poll_cq(struct blue_cq *cq, int num, struct blue_wc *wc);
+
+/** blue_req_notify_cq() - arm the CQ: the next completion raises a channel event. */
+int blue_req_notify_cq(struct blue_cq *cq, int solicited_only);
+
+/**
+ * blue_get_cq_event() - wait for the next event on @ch (blocks unless the fd is
+ * non-blocking). Return: 0 and the CQ, or -1 with errno set.
+ */
+int blue_get_cq_event(struct blue_comp_channel *ch, struct blue_cq **cq, void **cq_context);
+
+/** blue_ack_cq_events() - acknowledge @nevents events got for @cq. */
+void blue_ack_cq_events(struct blue_cq *cq, unsigned int nevents);
+
+/* ---- queue pairs ---------------------------------------------------------- */
+
+/** blue_create_qp() - Return: a QP in RESET, or NULL with errno set. */
+struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *attr);
+
+/**
+ * blue_modify_qp() - move the QP through RESET→INIT→RTR→RTS (or to ERROR), with the
+ * attributes that @attr_mask names, checked as ibv_modify_qp checks them (IBA 10.3).
+ * Return: 0, or EINVAL naming the missing or invalid attribute on stderr.
+ */
+int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask);
+
+/** blue_query_qp() - Return: 0 or errno. */
+int blue_query_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask,
+		  struct blue_qp_init_attr *init_attr);
+
+/** blue_destroy_qp() - Return: 0 or errno. */
+int blue_destroy_qp(struct blue_qp *qp);
+
+/** blue_qp_num() - the QP's number, to give to the peer. */
+uint32_t blue_qp_num(const struct blue_qp *qp);
+
+/**
+ * blue_post_send() - post a chain of send work requests.
+ * Return: 0, or an errno with *@bad_wr set to the first request not posted.
+ */
+int blue_post_send(struct blue_qp *qp, struct blue_send_wr *wr, struct blue_send_wr **bad_wr);
+
+/**
+ * blue_post_recv() - post a chain of receive work requests.
+ * Return: 0, or an errno with *@bad_wr set to the first request not posted.
+ */
+int blue_post_recv(struct blue_qp *qp, struct blue_recv_wr *wr, struct blue_recv_wr **bad_wr);
+
+/** blue_wc_status_str() - a name for @status, as ibv_wc_status_str. */
+const char *blue_wc_status_str(enum blue_wc_status status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLUE_BLUE_H */

@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hal_rate: raw frame rate through the AF_XDP HAL, and a plain UDP socket baseline.
+ * One binary, four roles; tests/bench/run.sh runs them in pairs across a veth link.
+ *
+ *   hal_rate xsk-recv IFNAME --qpn Q [--duration S]
+ *   hal_rate xsk-send IFNAME --qpn Q --size BYTES --src-mac M --dst-mac M
+ *                     --src-ip A --dst-ip A [--duration S]
+ *   hal_rate udp-recv --bind A --port P [--duration S]
+ *   hal_rate udp-send --dst-ip A --port P --size BYTES [--duration S]
+ *
+ * --size is the Ethernet frame length (without FCS). RoCE frames are rounded down to
+ * 58 + a multiple of 4 bytes (Eth+IPv4+UDP+BTH+ICRC plus 4-byte aligned payload); the
+ * UDP sender is given the same frame length. Senders run for the duration; receivers
+ * print READY, then count from their first frame until 500 ms pass without one (or
+ * duration + 5 s), and report "RESULT frames N seconds T rate R" on stdout.
+ */
+#include <getopt.h>
+#include <poll.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "afxdp_hal/hal.h"
+#include "runtime/codec.h"
+#include "tests/netns/xsk_common.h"
+
+#define BURST		64
+#define IDLE_NS		(500ull * 1000000ull)
+#define ROCE_OVERHEAD	(14 + 20 + 8 + 12 + 4)
+#define UDP_OVERHEAD	(14 + 20 + 8)
+
+struct opts {
+	const char *role;
+	const char *ifname;
+	uint32_t qpn, size, duration, port;
+	uint32_t src_ip, dst_ip, bind_ip;
+	uint8_t src_mac[6], dst_mac[6];
+};
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: hal_rate xsk-recv IFNAME --qpn Q [--duration S]\n"
+		"       hal_rate xsk-send IFNAME --qpn Q --size B --src-mac M --dst-mac M "
+		"--src-ip A --dst-ip A [--duration S]\n"
+		"       hal_rate udp-recv --bind A --port P [--duration S]\n"
+		"       hal_rate udp-send --dst-ip A --port P --size B [--duration S]\n");
+	exit(2);
+}
+
+static void parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "qpn", required_argument, NULL, 'q' },
+		{ "size", required_argument, NULL, 'z' },
+		{ "duration", required_argument, NULL, 't' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "src-mac", required_argument, NULL, 'S' },
+		{ "dst-mac", required_argument, NULL, 'D' },
+		{ "src-ip", required_argument, NULL, 's' },
+		{ "dst-ip", required_argument, NULL, 'd' },
+		{ "bind", required_argument, NULL, 'b' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c, bad = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->duration = 3;
+	if (argc < 2)
+		usage();
+	o->role = argv[1];
+	optind = 2;
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 'q': bad |= xt_parse_u32(optarg, &o->qpn); break;
+		case 'z': bad |= xt_parse_u32(optarg, &o->size); break;
+		case 't': bad |= xt_parse_u32(optarg, &o->duration); break;
+		case 'p': bad |= xt_parse_u32(optarg, &o->port); break;
+		case 'S': bad |= xt_parse_mac(optarg, o->src_mac); break;
+		case 'D': bad |= xt_parse_mac(optarg, o->dst_mac); break;
+		case 's': bad |= xt_parse_ip(optarg, &o->src_ip); break;
+		case 'd': bad |= xt_parse_ip(optarg, &o->dst_ip); break;
+		case 'b': bad |= xt_parse_ip(optarg, &o->bind_ip); break;
+		default: usage();
+		}
+	}
+	if (optind < argc)
+		o->ifname = argv[optind++];
+	if (bad || optind != argc || !o->duration || o->duration > 60 || o->port > 65535)
+		usage();
+}
+
+static void report(uint64_t frames, uint64_t t0, uint64_t t1)
+{
+	double secs = frames > 1 ? (double)(t1 - t0) / 1e9 : 0;
+
+	printf("RESULT frames %llu seconds %.3f rate %.0f\n", (unsigned long long)frames, secs,
+	       secs > 0 ? (double)(frames - 1) / secs : 0.0);
+}
+
+/* --- AF_XDP ------------------------------------------------------------------- */
+
+static int xsk_recv(const struct opts *o)
+{
+	struct blue_afxdp_config cfg = { .ifname = o->ifname };
+	struct blue_frame f[BURST];
+	struct blue_hal_stats st;
+	struct blue_hal_sock *s;
+	struct blue_qp_ctx *tbl;
+	uint64_t frames = 0, wrong = 0, t0 = 0, t_last = 0, now, deadline;
+	struct blue_hal *h;
+	int n, i, err;
+
+	if (!o->ifname || !o->qpn)
+		usage();
+	h = blue_hal_afxdp_open(&cfg);
+	if (!h)
+		return 1;
+	err = blue_hal_sock_open(h, &s);
+	if (!err)
+		err = blue_hal_flow_bind(s, o->qpn);
+	if (err) {
+		fprintf(stderr, "hal_rate: socket/bind: %s\n", strerror(-err));
+		blue_hal_destroy(h);
+		return 1;
+	}
+	tbl = blue_hal_qp_ctx_table(h);
+	__atomic_store_n(&tbl[blue_qpn_slot(o->qpn)].state, BLUE_QPS_RTS, __ATOMIC_RELEASE);
+	printf("hal_rate: %s mode\nREADY\n", blue_hal_afxdp_zerocopy(h) ? "zero-copy" : "copy");
+	fflush(stdout);
+
+	deadline = xt_now_ns() + (uint64_t)(o->duration + 5) * 1000000000ull;
+	/* Busy-poll: the point is the HAL's best rate, one core per side. */
+	for (;;) {
+		n = blue_hal_rx_burst(s, f, BURST, 0);
+		now = xt_now_ns();
+		if (n > 0) {
+			if (!frames)
+				t0 = now;
+			t_last = now;
+			frames += (uint64_t)n;
+			/* A cheap sanity check: the BTH dest QPN (fixed offsets, IHL 5). */
+			for (i = 0; i < n; i++)
+				if (f[i].len < ROCE_OVERHEAD || (((uint32_t)f[i].data[42 + 5] << 16 |
+				    (uint32_t)f[i].data[42 + 6] << 8 | f[i].data[42 + 7]) != o->qpn))
+					wrong++;
+			blue_hal_rx_release(h, f, (unsigned int)n);
+		} else if (n < 0) {
+			fprintf(stderr, "hal_rate: rx_burst: %s\n", strerror(-n));
+			break;
+		}
+		if (now > deadline || (frames && now - t_last > IDLE_NS))
+			break;
+	}
+	report(frames, t0, t_last);
+	blue_hal_get_stats(h, &st);
+	printf("DROPS socket %llu\n", (unsigned long long)st.rx_dropped);
+	if (wrong)
+		fprintf(stderr, "hal_rate: %llu frames for another QPN\n", (unsigned long long)wrong);
+	tbl[blue_qpn_slot(o->qpn)].state = BLUE_QPS_RESET;
+	blue_hal_flow_unbind(h, o->qpn);
+	blue_hal_destroy(h);
+	return wrong ? 1 : 0;
+}
+
+static int xsk_send(const struct opts *o)
+{
+	struct blue_afxdp_config cfg = { .ifname = o->ifname, .tx_only = true };
+	uint8_t tmpl[2048], payload[2048];
+	struct blue_frame f[BURST];
+	struct blue_hal_stats st;
+	struct blue_hal_sock *s;
+	struct blue_hal *h;
+	struct blue_pkt p;
+	uint64_t sent = 0, t0, t_end, now;
+	int len, n, k, i, err;
+
+	if (!o->ifname || !o->qpn || o->size < ROCE_OVERHEAD || o->size > 1514)
+		usage();
+	blue_pkt_init(&p, BLUE_OP_RC_SEND_ONLY);
+	memcpy(p.dst_mac, o->dst_mac, 6);
+	memcpy(p.src_mac, o->src_mac, 6);
+	p.saddr = o->src_ip;
+	p.daddr = o->dst_ip;
+	p.sport = blue_udp_sport(XT_SRC_QPN, o->qpn);
+	p.dqpn = o->qpn;
+	p.payload_len = (o->size - ROCE_OVERHEAD) & ~3u;
+	xt_pattern_fill(payload, p.payload_len, o->qpn, 0);
+	p.payload = payload;
+	len = blue_pkt_build(&p, tmpl, sizeof(tmpl));
+	if (len < 0) {
+		fprintf(stderr, "hal_rate: build: %s\n", strerror(-len));
+		return 1;
+	}
+	h = blue_hal_afxdp_open(&cfg);
+	if (!h)
+		return 1;
+	err = blue_hal_sock_open(h, &s);
+	if (err) {
+		fprintf(stderr, "hal_rate: socket: %s\n", strerror(-err));
+		blue_hal_destroy(h);
+		return 1;
+	}
+	printf("hal_rate: sending %d-byte frames\n", len);
+	t0 = xt_now_ns();
+	now = t0;
+	t_end = t0 + (uint64_t)o->duration * 1000000000ull;
+	do {
+		n = blue_hal_tx_alloc(h, f, BURST);
+		for (i = 0; i < n; i++) {
+			memcpy(f[i].data, tmpl, (size_t)len);
+			f[i].len = (uint32_t)len;
+		}
+		k = n > 0 ? blue_hal_tx_submit(s, f, (unsigned int)n) : 0;
+		if (k < 0)
+			k = 0;
+		if (k < n)
+			blue_hal_tx_free(h, f + k, (unsigned int)(n - k));
+		sent += (uint64_t)k;
+		err = blue_hal_tx_flush(s);
+		if (err && err != -EAGAIN) {
+			fprintf(stderr, "hal_rate: tx_flush: %s\n", strerror(-err));
+			break;
+		}
+		now = xt_now_ns();
+	} while (now < t_end);
+	/* Hand the last frames to the kernel too, so "sent" means sent (bounded). */
+	t_end = now + 1000000000ull;
+	while (blue_hal_tx_flush(s) == -EAGAIN && xt_now_ns() < t_end)
+		;
+	blue_hal_get_stats(h, &st);
+	printf("SENT frames %llu seconds %.3f rate %.0f kicks %llu\n", (unsigned long long)sent,
+	       (double)(now - t0) / 1e9, (double)sent * 1e9 / (double)(now - t0),
+	       (unsigned long long)st.tx_kicks);
+	blue_hal_destroy(h);
+	return 0;
+}
+
+/* --- UDP baseline ------------------------------------------------------------- */
+
+static int udp_recv(const struct opts *o)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = o->bind_ip,
+				 .sin_port = htons((uint16_t)o->port) };
+	static uint8_t bufs[BURST][2048];
+	struct mmsghdr m[BURST];
+	struct iovec iov[BURST];
+	uint64_t frames = 0, t0 = 0, t_last = 0, now, deadline;
+	int fd, n, i, big = 32 << 20;
+
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a))) {
+		perror("hal_rate: udp socket");
+		return 1;
+	}
+	/* As deep a queue as the AF_XDP side has frames, so neither side loses for want of
+	 * buffer while the other does not (SO_RCVBUFFORCE: we are root). */
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
+	for (i = 0; i < BURST; i++) {
+		iov[i] = (struct iovec){ .iov_base = bufs[i], .iov_len = sizeof(bufs[i]) };
+		m[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov[i], .msg_iovlen = 1 } };
+	}
+	printf("READY\n");
+	fflush(stdout);
+	deadline = xt_now_ns() + (uint64_t)(o->duration + 5) * 1000000000ull;
+	for (;;) {
+		n = recvmmsg(fd, m, BURST, MSG_DONTWAIT, NULL);
+		now = xt_now_ns();
+		if (n > 0) {
+			if (!frames)
+				t0 = now;
+			t_last = now;
+			frames += (uint64_t)n;
+		}
+		if (now > deadline || (frames && now - t_last > IDLE_NS))
+			break;
+	}
+	report(frames, t0, t_last);
+	close(fd);
+	return 0;
+}
+
+static int udp_send(const struct opts *o)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = o->dst_ip,
+				 .sin_port = htons((uint16_t)o->port) };
+	static uint8_t buf[2048];
+	struct mmsghdr m[BURST];
+	struct iovec iov;
+	uint64_t sent = 0, t0, t_end, now;
+	uint32_t roce_len, plen;
+	int fd, n, i;
+
+	if (o->size < ROCE_OVERHEAD || o->size > 1514)
+		usage();
+	/* The same frame length as the RoCE sender's. */
+	roce_len = ROCE_OVERHEAD + ((o->size - ROCE_OVERHEAD) & ~3u);
+	plen = roce_len - UDP_OVERHEAD;
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a))) {
+		perror("hal_rate: udp socket");
+		return 1;
+	}
+	xt_pattern_fill(buf, plen, 0, 0);
+	iov = (struct iovec){ .iov_base = buf, .iov_len = plen };
+	for (i = 0; i < BURST; i++)
+		m[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov, .msg_iovlen = 1 } };
+	printf("hal_rate: sending %u-byte frames\n", roce_len);
+	t0 = xt_now_ns();
+	now = t0;
+	t_end = t0 + (uint64_t)o->duration * 1000000000ull;
+	do {
+		n = sendmmsg(fd, m, BURST, 0);
+		if (n > 0)
+			sent += (uint64_t)n;
+		else if (errno != ENOBUFS && errno != EAGAIN) {
+			perror("hal_rate: sendmmsg");
+			break;
+		}
+		now = xt_now_ns();
+	} while (now < t_end);
+	printf("SENT frames %llu seconds %.3f rate %.0f\n", (unsigned long long)sent,
+	       (double)(now - t0) / 1e9, (double)sent * 1e9 / (double)(now - t0));
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+
+	parse(argc, argv, &o);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(o.role, "xsk-recv"))
+		return xsk_recv(&o);
+	if (!strcmp(o.role, "xsk-send"))
+		return xsk_send(&o);
+	if (!strcmp(o.role, "udp-recv"))
+		return udp_recv(&o);
+	if (!strcmp(o.role, "udp-send"))
+		return udp_send(&o);
+	usage();
+	return 2;
+}

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# guest.sh — a Linux Soft-RoCE (rdma_rxe) peer in a QEMU guest, on a bridge inside a
+# network namespace we create. Source it (tests) or run it (by hand):
+#
+#   bash tests/interop/guest.sh [-t SECONDS] 'GUEST COMMAND'
+#       boots the guest, runs the command in it once rxe0 is ACTIVE, prints the console,
+#       tears everything down, and exits with the command's exit status.
+#
+# Topology (NS names carry a per-run prefix, default rxg<PID>):
+#
+#   ${P}br: br0 ── tap0 ══ QEMU virtio-net ══ guest eth0 10.201.77.10, rxe0
+#            └──── vbr0 ─── veth ─── vbl0 10.201.77.1 in ${P}bl (where blue runs)
+#
+# The tap is created inside ${P}br and QEMU runs under `nsenter --net` so that it opens
+# the tap there: no interface of the guest's is ever visible in the host namespace.
+# Both ends hold permanent neighbour entries for each other (the guest's comes from the
+# kernel command line), so neither ARP nor rxe's MAC resolution has to wait.
+#
+# Functions, for tests (tests/lib/runner.sh provides on_exit; without it, a local
+# on_exit runs the cleanups on EXIT):
+#   rxe_images             build or reuse the kernel + initramfs (RXE_OUT)
+#   rxe_net_up             namespaces, bridge, tap, veth, addresses
+#   rxe_guest_start CMD    boot QEMU in the background (RXE_QEMU_PID, console in RXE_LOG)
+#   rxe_guest_wait WHAT T  wait up to T seconds for READY or EXIT; 1 on FAIL/death/timeout
+#   rxe_guest_rc           the guest command's exit status from the EXIT marker
+#   rxe_guest_stop         kill QEMU by PID now (a kill is also registered with on_exit)
+#   rxe_blue CMD...        run CMD in the blue-side namespace (rxe_br: the bridge one)
+#   rxe_bg NS VAR CMD...   CMD in the background in NS, PID in VAR, kill on exit
+
+RXE_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+RXE_ROOT=$(cd "$RXE_HERE/../.." && pwd)
+RXE_OUT=${RXE_OUT:-$RXE_ROOT/${B:-build}/interop}
+RXE_PREFIX=${RXE_PREFIX:-rxg$$}
+RXE_NS_BR=${RXE_PREFIX}br
+RXE_NS_BLUE=${RXE_PREFIX}bl
+RXE_SUBNET=${RXE_SUBNET:-10.201.77}
+RXE_GUEST_IP=$RXE_SUBNET.10
+RXE_BLUE_IP=$RXE_SUBNET.1
+RXE_GUEST_MAC=52:54:00:c9:4d:0a
+RXE_BLUE_IF=vbl0
+RXE_BLUE_MAC=
+RXE_MTU=${RXE_MTU:-1500}
+RXE_MEM=${RXE_MEM:-512}
+RXE_QEMU_ARGS=${RXE_QEMU_ARGS:-}	# extra QEMU words, e.g. "-bios qboot.rom" (~0.5 s faster)
+RXE_LOG=
+RXE_QEMU_PID=
+
+if ! declare -F on_exit >/dev/null; then
+	_rxe_cleanups=()
+	on_exit() { _rxe_cleanups+=("$*"); }
+	_rxe_run_cleanups() {
+		local i
+		for ((i = ${#_rxe_cleanups[@]} - 1; i >= 0; i--)); do
+			eval "${_rxe_cleanups[$i]}" || true
+		done
+	}
+	trap _rxe_run_cleanups EXIT
+fi
+
+# rxe_missing: print why the harness cannot run here (empty output = it can)
+rxe_missing() {
+	command -v qemu-system-x86_64 >/dev/null || { echo "qemu-system-x86_64 not installed (scripts/deps.sh)"; return; }
+	[ -c /dev/net/tun ] || { echo "no /dev/net/tun"; return; }
+	command -v nsenter >/dev/null || { echo "nsenter not installed"; return; }
+	compgen -G "/lib/modules/*/kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko*" >/dev/null \
+		|| { echo "no Debian kernel with rdma_rxe (linux-image-amd64, scripts/deps.sh)"; return; }
+}
+
+rxe_images() {
+	bash "$RXE_HERE/build_initramfs.sh" "$RXE_OUT"
+}
+
+rxe_blue() { nsenter --net="/run/netns/$RXE_NS_BLUE" "$@"; }
+rxe_br() { nsenter --net="/run/netns/$RXE_NS_BR" "$@"; }
+
+# rxe_bg NS VAR CMD...: start CMD in namespace NS in the background, store its PID in VAR
+# and register its kill. nsenter is started directly (not through a function, which
+# would fork a subshell whose PID is not CMD's) and, with only --net, execs CMD: $! is
+# CMD's own PID.
+rxe_bg() {
+	local ns=$1 var=$2 pid
+	shift 2
+	nsenter --net="/run/netns/$ns" "$@" &
+	pid=$!
+	printf -v "$var" '%s' "$pid"
+	on_exit "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
+}
+
+rxe_net_up() {
+	ip netns add "$RXE_NS_BR"
+	on_exit "ip netns del $RXE_NS_BR 2>/dev/null"
+	ip netns add "$RXE_NS_BLUE"
+	on_exit "ip netns del $RXE_NS_BLUE 2>/dev/null"
+	ip -n "$RXE_NS_BR" link set lo up
+	ip -n "$RXE_NS_BLUE" link set lo up
+	# STP stays off (the default), so ports forward as soon as they are up
+	ip -n "$RXE_NS_BR" link add br0 type bridge
+	rxe_br ip tuntap add dev tap0 mode tap
+	ip link add vbr0 netns "$RXE_NS_BR" type veth peer name "$RXE_BLUE_IF" netns "$RXE_NS_BLUE"
+	local l
+	for l in br0 tap0 vbr0; do
+		ip -n "$RXE_NS_BR" link set "$l" mtu "$RXE_MTU"
+	done
+	ip -n "$RXE_NS_BR" link set tap0 master br0
+	ip -n "$RXE_NS_BR" link set vbr0 master br0
+	for l in br0 tap0 vbr0; do
+		ip -n "$RXE_NS_BR" link set "$l" up
+	done
+	ip -n "$RXE_NS_BLUE" link set "$RXE_BLUE_IF" mtu "$RXE_MTU"
+	ip -n "$RXE_NS_BLUE" addr add "$RXE_BLUE_IP/24" dev "$RXE_BLUE_IF"
+	ip -n "$RXE_NS_BLUE" link set "$RXE_BLUE_IF" up
+	ip -n "$RXE_NS_BLUE" neigh replace "$RXE_GUEST_IP" lladdr "$RXE_GUEST_MAC" \
+		dev "$RXE_BLUE_IF" nud permanent
+	RXE_BLUE_MAC=$(ip -n "$RXE_NS_BLUE" -j link show "$RXE_BLUE_IF" \
+		| sed -nE 's/.*"address":"([^"]+)".*/\1/p')
+}
+
+# rxe_guest_start CMD: boot the guest; CMD runs in it once rxe0 is ACTIVE
+rxe_guest_start() {
+	local cmd=$1 append
+	RXE_LOG=${RXE_LOG:-$(mktemp /tmp/rxe-guest.XXXXXX.log)}
+	: >"$RXE_LOG"
+	# quiet + mitigations=off: under TCG every console byte and every retpoline costs
+	# boot time; panic=-1 with -no-reboot turns a dead /init into a QEMU exit
+	append="console=ttyS0 quiet mitigations=off panic=-1 rdinit=/init"
+	append+=" blue.ip=$RXE_GUEST_IP/24 blue.peer=$RXE_BLUE_IP blue.peermac=$RXE_BLUE_MAC"
+	append+=" blue.mtu=$RXE_MTU blue.cmd=$(printf '%s' "$cmd" | base64 -w0)"
+	# shellcheck disable=SC2086 # RXE_QEMU_ARGS is a word list on purpose
+	rxe_bg "$RXE_NS_BR" RXE_QEMU_PID qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m "$RXE_MEM" \
+		-nographic -nodefaults -monitor none -serial stdio -no-reboot $RXE_QEMU_ARGS \
+		-kernel "$RXE_OUT/vmlinuz" -initrd "$RXE_OUT/initramfs.cpio.gz" \
+		-append "$append" \
+		-netdev tap,id=n0,ifname=tap0,script=no,downscript=no \
+		-device virtio-net-pci,netdev=n0,mac=$RXE_GUEST_MAC,romfile=  \
+		</dev/null >"$RXE_LOG" 2>&1
+	RXE_T0=$(date +%s.%N)
+}
+
+rxe_guest_stop() {
+	[ -n "$RXE_QEMU_PID" ] || return 0
+	kill "$RXE_QEMU_PID" 2>/dev/null
+	wait "$RXE_QEMU_PID" 2>/dev/null
+	RXE_QEMU_PID=
+	return 0
+}
+
+# rxe_guest_wait READY|EXIT SECONDS: 0 once the marker is on the console; 1 if the guest
+# reports FAIL, QEMU dies first, or the time runs out (the reason goes to stderr)
+rxe_guest_wait() {
+	local what=$1 t=$2 end
+	end=$(($(date +%s) + t))
+	while :; do
+		if grep -q "^BLUE-GUEST $what" "$RXE_LOG" 2>/dev/null; then
+			return 0
+		fi
+		if grep -q '^BLUE-GUEST FAIL' "$RXE_LOG"; then
+			echo "guest: $(grep -m1 '^BLUE-GUEST FAIL' "$RXE_LOG" | tr -d '\r')" >&2
+			return 1
+		fi
+		if ! kill -0 "$RXE_QEMU_PID" 2>/dev/null; then
+			echo "guest: QEMU exited before $what; console tail:" >&2
+			tail -20 "$RXE_LOG" >&2
+			return 1
+		fi
+		if [ "$(date +%s)" -ge "$end" ]; then
+			echo "guest: no $what within ${t}s; console tail:" >&2
+			tail -20 "$RXE_LOG" >&2
+			return 1
+		fi
+		sleep 0.2
+	done
+}
+
+# seconds since rxe_guest_start, for boot-time reports
+rxe_guest_elapsed() {
+	echo "$(date +%s.%N) $RXE_T0" | awk '{ printf "%.1f", $1 - $2 }'
+}
+
+rxe_guest_rc() {
+	sed -nE 's/^BLUE-GUEST EXIT rc=([0-9]+).*/\1/p' "$RXE_LOG" | head -1
+}
+
+# --- command-line use -----------------------------------------------------------------
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	set -euo pipefail
+	timeout_s=60
+	if [ "${1:-}" = "-t" ]; then timeout_s=$2; shift 2; fi
+	cmd=${1:-ibv_devinfo -v -d rxe0}
+	why=$(rxe_missing)
+	[ -z "$why" ] || { echo "guest.sh: cannot run: $why" >&2; exit 77; }
+	rxe_images
+	rxe_net_up
+	rxe_guest_start "$cmd"
+	echo "guest.sh: console in $RXE_LOG; blue side: nsenter --net=/run/netns/$RXE_NS_BLUE ($RXE_BLUE_IP)"
+	rc=1
+	if rxe_guest_wait READY 60; then
+		echo "guest.sh: READY after $(rxe_guest_elapsed)s"
+		rxe_guest_wait EXIT "$timeout_s" && rc=$(rxe_guest_rc)
+	fi
+	tr -d '\r' <"$RXE_LOG"
+	exit "$rc"
+fi
