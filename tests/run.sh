@@ -8,6 +8,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 B=${B:-build}
 export B
+# third-party leaks only; see the file
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/tests/lsan.supp:print_suppressions=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 pass=0 fail=0 skip=0
 log_dir=$B/test-logs
 mkdir -p "$log_dir"
