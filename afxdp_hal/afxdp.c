@@ -236,7 +236,7 @@ static bool query_zerocopy(int fd)
  * failed bind leaves libxdp's UMEM half set up (its TX ring is already configured and
  * cannot be configured twice), so each attempt starts from a fresh registration.
  */
-static int create_owner(struct ax_hal *ax, bool force_copy, uint32_t fill_target)
+static int try_modes(struct ax_hal *ax, bool force_copy, uint32_t fill_target)
 {
 	static const __u16 modes[] = { XDP_ZEROCOPY, XDP_COPY };
 	unsigned int i;
@@ -250,12 +250,32 @@ static int create_owner(struct ax_hal *ax, bool force_copy, uint32_t fill_target
 		}
 		err = xsk_make(ax, &ax->socks[0], true, modes[i] | XDP_USE_NEED_WAKEUP);
 		if (!err)
-			break;
+			return 0;
 		blue_umem_unregister(&ax->umem);
 	}
+	return err;
+}
+
+/*
+ * The kernel frees a closed AF_XDP socket's hold on its queue from a workqueue
+ * (xp_release_deferred), so a queue a process has just let go of can refuse a new
+ * bind with EBUSY for a few milliseconds. Retry that, for at most AX_BUSY_RETRY_MS.
+ */
+#define AX_BUSY_RETRY_MS	2000
+#define AX_BUSY_STEP_MS		20
+
+static int create_owner(struct ax_hal *ax, bool force_copy, uint32_t fill_target)
+{
+	int err, waited = 0;
+
+	while ((err = try_modes(ax, force_copy, fill_target)) == -EBUSY &&
+	       waited < AX_BUSY_RETRY_MS) {
+		usleep(AX_BUSY_STEP_MS * 1000);
+		waited += AX_BUSY_STEP_MS;
+	}
 	if (err) {
-		ax_err(ax, "AF_XDP bind, copy mode included (queue exists? XDP loaded in "
-		       "another mode?)", err);
+		ax_err(ax, err == -EBUSY ? "AF_XDP bind: the queue has another AF_XDP socket"
+			   : "AF_XDP bind, copy mode included", err);
 		return err;
 	}
 	ax->zerocopy = query_zerocopy(ax->socks[0].fd);

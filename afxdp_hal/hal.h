@@ -9,7 +9,8 @@
  * in-process loopback pair for unit tests (loopback.c).
  *
  * Threading: a blue_hal and its sockets are used from one thread at a time (the
- * progress path); the HAL takes no locks.
+ * progress path); the AF_XDP HAL takes no locks. (The loopback pair has one mutex, so
+ * that its two ends may be driven from two threads.)
  */
 #ifndef BLUE_HAL_H
 #define BLUE_HAL_H
@@ -43,7 +44,8 @@ struct blue_hal_stats {
 	uint64_t rx_dropped;	/* steered to a socket but lost there: RX ring full or no
 				 * fill frame (AF_XDP: the kernel's XDP_STATISTICS) */
 	uint64_t frames_total;	/* frames in the UMEM */
-	uint64_t frames_free;	/* in the pool now: neither in a ring nor held by the user */
+	uint64_t frames_free;	/* in the pool now: not on a ring (AF_XDP: the fill ring's
+				 * frames count as used), not held by the user */
 	uint64_t frame_errors;	/* double frees and foreign addresses refused */
 };
 

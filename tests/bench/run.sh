@@ -6,7 +6,7 @@
 # path, XDP included, on the sender's CPU: ARCHITECTURE.md "facts").
 # Usage: B=build bash tests/bench/run.sh
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 B=${B:-build}
 SECS=${BENCH_SECS:-3}
 RATE=$PWD/$B/tests/bench/hal_rate
@@ -23,12 +23,13 @@ _run_cleanups() {
 	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" || true; done
 }
 trap _run_cleanups EXIT
+trap 'exit 130' INT TERM
 die() { echo "bench: $*" >&2; exit 1; }
 # shellcheck source=tests/lib/netns.sh
 source tests/lib/netns.sh
 
 [ "$(id -u)" -eq 0 ] || die "needs root"
-[ -x "$RATE" ] && [ -x "$BLUECTL" ] || die "build first: make B=$B all"
+{ [ -x "$RATE" ] && [ -x "$BLUECTL" ]; } || die "build first: make B=$B all"
 NCPU=$(nproc)
 CPU_TX=0
 CPU_RX=$((NCPU > 1 ? 1 : 0))
@@ -101,13 +102,17 @@ detach
 
 printf '\n%-6s  %-34s  %12s  %12s  %10s\n' frame path "sent/s" "received/s" "vs UDP"
 for size in $SIZES; do
-	udp=$(field "$LOG/udp-$size.recv" rate)
+	udp=$(awk -v n="$(field "$LOG/udp-$size.recv" frames)" \
+		-v t="$(field "$LOG/udp-$size.send" seconds)" 'BEGIN { print (t > 0 ? n / t : 0) }')
 	for c in "xsk-$size|AF_XDP HAL, blue XDP steering ($mode)" \
 		 "udp-$size|UDP socket -> UDP socket" \
 		 "udpx-$size|UDP socket, blue attached (XDP_PASS)"; do
 		name=${c%%|*}
 		label=${c#*|}
-		rx=$(field "$LOG/$name.recv" rate)
+		# Received frames over the sender's run time: a receiver that fell behind and
+		# caught up later would otherwise look faster than the sender.
+		rx=$(awk -v n="$(field "$LOG/$name.recv" frames)" \
+			-v t="$(field "$LOG/$name.send" seconds)" 'BEGIN { print (t > 0 ? n / t : 0) }')
 		tx=$(field "$LOG/$name.send" rate)
 		ratio=$(awk -v a="$rx" -v b="$udp" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "-" }')
 		printf '%-6s  %-34s  %12.0f  %12.0f  %10s\n' "$(frame_len "$LOG/$name.send")B" \
@@ -118,7 +123,7 @@ for size in $SIZES; do
 	sent=$(field "$LOG/xsk-$size.send" frames)
 	got=$(field "$LOG/xsk-$size.recv" frames)
 	drops=$(sed -nE 's/^DROPS socket ([0-9]+)/\1/p' "$LOG/xsk-$size.recv")
-	echo "AF_XDP $size: $got of $sent frames received; $drops lost at the socket (RX ring" \
-	     "full or no fill frame), the rest at the veth"
+	echo "AF_XDP $size: $got of $sent frames received; lost: $drops at the socket (RX ring" \
+	     "full or no fill frame), $((sent - got - drops)) before it (veth)"
 done
 echo "blue counted $redirect XDP redirects in the AF_XDP cases"

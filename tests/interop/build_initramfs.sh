@@ -21,7 +21,8 @@ die2() { echo "build_initramfs: $*" >&2; exit 2; }
 # --- the kernel: the newest /lib/modules/<ver> with rdma_rxe and a matching vmlinuz.
 # The host runs its own kernel (no InfiniBand); only the Debian one has rxe.
 kver=
-for d in $(ls -1d /lib/modules/*/ 2>/dev/null | sort -V); do
+mapfile -t kdirs < <(printf '%s\n' /lib/modules/*/ | sort -V)
+for d in "${kdirs[@]}"; do
 	v=$(basename "$d")
 	compgen -G "$d/kernel/drivers/infiniband/sw/rxe/rdma_rxe.ko*" >/dev/null || continue
 	[ -r "/boot/vmlinuz-$v" ] || continue
@@ -65,8 +66,9 @@ done
 # --- userspace: busybox plus the rdma-core, iproute2 and perftest tools.
 busybox=/bin/busybox
 # the guest has a libc, but a static busybox keeps /init independent of it
-[ -x "$busybox" ] && ! ldd "$busybox" >/dev/null 2>&1 \
-	|| die2 "$busybox is missing or not static; install busybox-static"
+if [ ! -x "$busybox" ] || ldd "$busybox" >/dev/null 2>&1; then
+	die2 "$busybox is missing or not static; install busybox-static"
+fi
 bins=()
 for b in ibv_rc_pingpong ibv_devinfo ibv_devices rdma ip; do
 	p=$(command -v "$b" 2>/dev/null) || die2 "$b not found; install ibverbs-utils and iproute2"
@@ -78,7 +80,7 @@ for b in ib_send_bw ib_send_lat ib_write_bw ib_write_lat ib_read_bw ib_read_lat 
 done
 drv_conf=/etc/libibverbs.d/rxe.driver
 [ -r "$drv_conf" ] || die2 "$drv_conf missing; install ibverbs-providers"
-provider=$(ls -1 /usr/lib/*/libibverbs/librxe-rdmav*.so 2>/dev/null | head -1)
+provider=$(compgen -G '/usr/lib/*/libibverbs/librxe-rdmav*.so' | head -1) || true
 [ -n "$provider" ] || die2 "librxe-rdmav*.so missing; install ibverbs-providers"
 
 # every shared object the binaries and the provider need, as ldd names them

@@ -73,6 +73,28 @@ rxe_images() {
 rxe_blue() { nsenter --net="/run/netns/$RXE_NS_BLUE" "$@"; }
 rxe_br() { nsenter --net="/run/netns/$RXE_NS_BR" "$@"; }
 
+# _rxe_child_state PID: the process state letter (R, S, Z...) if PID is still a child of
+# this shell, else nothing. Kills go through it, so a PID that was reaped and reused by
+# someone else's process is never signalled.
+_rxe_child_state() {
+	local st state ppid
+	st=$(sed -E 's/^.*\) //' "/proc/$1/stat" 2>/dev/null) || return 0
+	read -r state ppid _ <<<"$st"
+	[ "${ppid:-}" = "$BASHPID" ] && echo "$state"
+	return 0
+}
+_rxe_child_alive() {
+	local st
+	st=$(_rxe_child_state "$1")
+	[ -n "$st" ] && [ "$st" != Z ]
+}
+_rxe_kill_child() {
+	[ -n "$(_rxe_child_state "$1")" ] || return 0
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	return 0
+}
+
 # rxe_bg NS VAR CMD...: start CMD in namespace NS in the background, store its PID in VAR
 # and register its kill. nsenter is started directly (not through a function, which
 # would fork a subshell whose PID is not CMD's) and, with only --net, execs CMD: $! is
@@ -83,7 +105,7 @@ rxe_bg() {
 	nsenter --net="/run/netns/$ns" "$@" &
 	pid=$!
 	printf -v "$var" '%s' "$pid"
-	on_exit "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
+	on_exit "_rxe_kill_child $pid"
 }
 
 rxe_net_up() {
@@ -118,7 +140,10 @@ rxe_net_up() {
 # rxe_guest_start CMD: boot the guest; CMD runs in it once rxe0 is ACTIVE
 rxe_guest_start() {
 	local cmd=$1 append
-	RXE_LOG=${RXE_LOG:-$(mktemp /tmp/rxe-guest.XXXXXX.log)}
+	if [ -z "$RXE_LOG" ]; then
+		RXE_LOG=$(mktemp /tmp/rxe-guest.XXXXXX.log)
+		on_exit "rm -f $RXE_LOG"
+	fi
 	: >"$RXE_LOG"
 	# quiet + mitigations=off: under TCG every console byte and every retpoline costs
 	# boot time; panic=-1 with -no-reboot turns a dead /init into a QEMU exit
@@ -138,10 +163,8 @@ rxe_guest_start() {
 
 rxe_guest_stop() {
 	[ -n "$RXE_QEMU_PID" ] || return 0
-	kill "$RXE_QEMU_PID" 2>/dev/null
-	wait "$RXE_QEMU_PID" 2>/dev/null
+	_rxe_kill_child "$RXE_QEMU_PID"
 	RXE_QEMU_PID=
-	return 0
 }
 
 # rxe_guest_wait READY|EXIT SECONDS: 0 once the marker is on the console; 1 if the guest
@@ -157,7 +180,7 @@ rxe_guest_wait() {
 			echo "guest: $(grep -m1 '^BLUE-GUEST FAIL' "$RXE_LOG" | tr -d '\r')" >&2
 			return 1
 		fi
-		if ! kill -0 "$RXE_QEMU_PID" 2>/dev/null; then
+		if ! _rxe_child_alive "$RXE_QEMU_PID"; then
 			echo "guest: QEMU exited before $what; console tail:" >&2
 			tail -20 "$RXE_LOG" >&2
 			return 1
@@ -191,7 +214,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	rxe_images
 	rxe_net_up
 	rxe_guest_start "$cmd"
-	echo "guest.sh: console in $RXE_LOG; blue side: nsenter --net=/run/netns/$RXE_NS_BLUE ($RXE_BLUE_IP)"
+	echo "guest.sh: blue side: nsenter --net=/run/netns/$RXE_NS_BLUE ($RXE_BLUE_IP)"
 	rc=1
 	if rxe_guest_wait READY 60; then
 		echo "guest.sh: READY after $(rxe_guest_elapsed)s"

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# shellcheck shell=dash
 # /init of the rxe interop guest (built into the initramfs by build_initramfs.sh).
 # Kernel command line (all set by guest.sh):
 #   blue.ip=A.B.C.D/N      address of eth0
@@ -31,7 +32,8 @@ fail() {
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 stamp() { echo "init: $* at $(uptime_s)s"; }
 
-ip= peer= peermac= mtu= cmd=
+ip='' peer='' peermac='' mtu='' cmd=''
+# shellcheck disable=SC2013 # words, not lines, on purpose
 for arg in $(cat /proc/cmdline); do
 	case $arg in
 	blue.ip=*) ip=${arg#*=} ;;
@@ -44,6 +46,7 @@ done
 [ -n "$ip" ] || fail "no blue.ip= on the kernel command line"
 
 stamp "loading modules"
+# shellcheck disable=SC2013
 for m in $(cat /etc/modules.order); do
 	insmod "$m" || fail "insmod $m"
 done
@@ -112,7 +115,7 @@ echo "BLUE-GUEST READY uptime=$(uptime_s)"
 rc=0
 if [ -n "$cmd" ]; then
 	echo "BLUE-GUEST RUN $cmd"
-	cd /tmp
+	cd /tmp || true
 	sh -c "$cmd" </dev/null
 	rc=$?
 fi
