@@ -27,7 +27,7 @@ dp_setup() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root"
 	local f
 	for f in "$BLUECTL" "$XSK_SEND" "$XSK_RECV"; do
-		[ -x "$f" ] || skip "$f not built"
+		[ -x "$f" ] || fail "$f not built"
 	done
 	NS_A=blue-dp-$BASHPID-a
 	NS_B=blue-dp-$BASHPID-b
