@@ -73,23 +73,25 @@ rxe_images() {
 rxe_blue() { nsenter --net="/run/netns/$RXE_NS_BLUE" "$@"; }
 rxe_br() { nsenter --net="/run/netns/$RXE_NS_BR" "$@"; }
 
-# _rxe_child_state PID: the process state letter (R, S, Z...) if PID is still a child of
-# this shell, else nothing. Kills go through it, so a PID that was reaped and reused by
-# someone else's process is never signalled.
+# _rxe_child_state PID: set _rxe_state to the process state letter (R, S, Z...) if PID is
+# still a child of this shell, else to "". Kills go through it, so a PID that was reaped
+# and reused by someone else's process is never signalled. (No $(...) around these: a
+# command substitution is a subshell with another $BASHPID.)
 _rxe_child_state() {
-	local st state ppid
+	local st ppid
+	_rxe_state=
 	st=$(sed -E 's/^.*\) //' "/proc/$1/stat" 2>/dev/null) || return 0
-	read -r state ppid _ <<<"$st"
-	[ "${ppid:-}" = "$BASHPID" ] && echo "$state"
+	read -r st ppid _ <<<"$st"
+	[ "${ppid:-}" = "$BASHPID" ] && _rxe_state=$st
 	return 0
 }
 _rxe_child_alive() {
-	local st
-	st=$(_rxe_child_state "$1")
-	[ -n "$st" ] && [ "$st" != Z ]
+	_rxe_child_state "$1"
+	[ -n "$_rxe_state" ] && [ "$_rxe_state" != Z ]
 }
 _rxe_kill_child() {
-	[ -n "$(_rxe_child_state "$1")" ] || return 0
+	_rxe_child_state "$1"
+	[ -n "$_rxe_state" ] || return 0
 	kill "$1" 2>/dev/null
 	wait "$1" 2>/dev/null
 	return 0

@@ -32,18 +32,18 @@ fail() {
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 stamp() { echo "init: $* at $(uptime_s)s"; }
 
-ip='' peer='' peermac='' mtu='' cmd=''
+addr='' peer='' peermac='' mtu='' cmd=''
 # shellcheck disable=SC2013 # words, not lines, on purpose
 for arg in $(cat /proc/cmdline); do
 	case $arg in
-	blue.ip=*) ip=${arg#*=} ;;
+	blue.ip=*) addr=${arg#*=} ;;
 	blue.peer=*) peer=${arg#*=} ;;
 	blue.peermac=*) peermac=${arg#*=} ;;
 	blue.mtu=*) mtu=${arg#*=} ;;
 	blue.cmd=*) cmd=$(echo "${arg#*=}" | base64 -d) ;;
 	esac
 done
-[ -n "$ip" ] || fail "no blue.ip= on the kernel command line"
+[ -n "$addr" ] || fail "no blue.ip= on the kernel command line"
 
 stamp "loading modules"
 # shellcheck disable=SC2013
@@ -64,7 +64,7 @@ ip() { /usr/bin/ip "$@"; }
 
 ip link set lo up
 [ -n "$mtu" ] && ip link set eth0 mtu "$mtu"
-ip addr add "$ip" dev eth0 || fail "ip addr add $ip"
+ip addr add "$addr" dev eth0 || fail "ip addr add $addr"
 ip link set eth0 up || fail "eth0 up"
 if [ -n "$peer" ] && [ -n "$peermac" ]; then
 	ip neigh replace "$peer" lladdr "$peermac" dev eth0 nud permanent \
