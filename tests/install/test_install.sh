@@ -64,5 +64,7 @@ C
 	out=$(LD_LIBRARY_PATH=$d/lib "$d/use")
 	echo "program printed: $out"
 	[[ $out == "redirect 28 "* ]] || fail "unexpected output from the installed library: $out"
-	LD_LIBRARY_PATH=$d/lib ldd "$d/use" | grep -q "$d/lib/libblue.so.0" || fail "program did not link the installed libblue.so"
+	local libs
+	libs=$(LD_LIBRARY_PATH=$d/lib ldd "$d/use")
+	[[ $libs == *"$d/lib/libblue.so.0"* ]] || fail "program did not link the installed libblue.so: $libs"
 }
