@@ -384,6 +384,194 @@ int blue_post_recv(struct blue_qp *qp, struct blue_recv_wr *wr, struct blue_recv
 /** blue_wc_status_str() - a name for @status, as ibv_wc_status_str. */
 const char *blue_wc_status_str(enum blue_wc_status status);
 
+/* ==== connection manager ==================================================
+ *
+ * The control path: two processes exchange what each needs to connect a QP to the
+ * other over TCP, then the data path runs over RoCEv2. Two exchanges exist:
+ *
+ *  - blue's own (blue_cm_exchange): a versioned, fixed-layout, checksummed message in
+ *    network byte order with QPN, starting PSN, GID, IPv4, MAC, path MTU, transport
+ *    type, capability bits and optionally one MR descriptor. Each side sends its own,
+ *    checks the peer's, and sends a verdict, so a mismatch (protocol version, path MTU,
+ *    transport type) fails on BOTH sides, each naming the field and both values, e.g.
+ *    "MTU mismatch: local 1024, peer 4096".
+ *  - ibv_rc_pingpong's (blue_cm_pp_client/_server): the "LID:QPN:PSN:GID" string on
+ *    TCP port 18515, so blue programs interoperate with stock rdma-core examples.
+ *
+ * Conventions: functions that make a socket return it, or -1 with errno set; the others
+ * return 0 or a positive errno. Every wait is bounded by @timeout_ms (>= 0; a negative
+ * value is EINVAL). On failure blue_cm_last_error() says what went wrong in words (the
+ * same line is logged on stderr unless BLUE_LOG=0).
+ */
+
+#define BLUE_CM_VERSION		1	/* of blue's own exchange */
+#define BLUE_CM_PP_PORT		18515	/* ibv_rc_pingpong's default TCP port */
+/* sizeof "0000:000000:000000:" + 32 hex digits + NUL, as rc_pingpong sends it */
+#define BLUE_CM_PP_MSG_LEN	52
+#define BLUE_CM_GID_STR_LEN	33	/* 32 hex digits + NUL */
+
+/* Capability bits, for negotiation between two libblue peers: use local & remote. */
+enum blue_cm_caps {
+	BLUE_CM_CAP_SELECTIVE_RETX = 1 << 0,	/* IRN-style selective retransmission */
+	BLUE_CM_CAP_DCQCN = 1 << 1,		/* DCQCN congestion control (ECN + CNP) */
+	BLUE_CM_CAP_WINDOW_CC = 1 << 2,		/* window congestion control */
+};
+
+/* A memory region the peer may access: what it needs for RDMA READ/WRITE/atomics. */
+struct blue_cm_mr_desc {
+	uint64_t addr;
+	uint64_t length;
+	uint32_t rkey;
+};
+
+/* One side of the exchange, in host byte order except @ipv4. */
+struct blue_cm_info {
+	uint32_t qpn;			/* 24 bits */
+	uint32_t psn;			/* starting PSN of this side's send queue, 24 bits */
+	union blue_gid gid;		/* the source GID this side's QP uses */
+	uint32_t ipv4;			/* network byte order; 0 if unknown */
+	uint8_t mac[6];			/* all-zero if unknown */
+	enum blue_mtu mtu;		/* path MTU; both sides must agree */
+	enum blue_qp_type transport;	/* BLUE_QPT_RC; both sides must agree */
+	uint32_t caps;			/* enum blue_cm_caps */
+	int has_mr;			/* @mr is meaningful */
+	struct blue_cm_mr_desc mr;
+};
+
+/**
+ * blue_cm_last_error() - what the last failed CM call of this thread said.
+ * Return: the message (e.g. "MTU mismatch: local 1024, peer 4096"), or "" after a call
+ * that succeeded. Valid until the thread's next CM call.
+ */
+const char *blue_cm_last_error(void);
+
+/**
+ * blue_cm_listen() - a TCP socket listening on @bind_ip:@port.
+ * @bind_ip: a numeric IPv4/IPv6 address or host name, or NULL for every address.
+ * @port: the TCP port; 0 picks a free one (read it back with getsockname()).
+ * Return: the listening fd, or -1 with errno set.
+ */
+int blue_cm_listen(const char *bind_ip, uint16_t port);
+
+/**
+ * blue_cm_accept() - accept one connection on @listen_fd within @timeout_ms.
+ * Return: the connected fd, or -1 with errno set (ETIMEDOUT when nobody came).
+ */
+int blue_cm_accept(int listen_fd, int timeout_ms);
+
+/**
+ * blue_cm_connect() - connect to @host:@port. A refused connection (the server is not
+ * listening yet) is retried until @timeout_ms has passed, so client and server may be
+ * started together.
+ * Return: the connected fd, or -1 with errno set (ETIMEDOUT, or the error that was not
+ * worth retrying).
+ */
+int blue_cm_connect(const char *host, uint16_t port, int timeout_ms);
+
+/**
+ * blue_cm_exchange() - blue's own exchange on a connected @fd (either side calls it;
+ * the protocol is symmetric). Sends @local, reads and checks the peer's message into
+ * @remote, then sends and reads the verdicts.
+ * Return: 0 when both sides accepted; otherwise, on both sides alike,
+ *  EPROTO:          a field that must agree differs (path MTU, transport type);
+ *  EPROTONOSUPPORT: the protocol versions differ;
+ *  EBADMSG:         a message was not ours, truncated, or failed its checksum;
+ *  ETIMEDOUT:       the peer did not answer within @timeout_ms;
+ *  ECONNRESET:      the peer closed the connection;
+ *  EINVAL:          bad arguments (@local itself is checked too).
+ * blue_cm_last_error() names the field and both values.
+ */
+int blue_cm_exchange(int fd, const struct blue_cm_info *local, struct blue_cm_info *remote,
+		     int timeout_ms);
+
+/**
+ * blue_cm_info_from_qp() - fill @info for @qp: its QPN, a random starting PSN, the GID
+ * at @gid_index, the IPv4 and MAC of the device (from its GID table), the port's active
+ * MTU and the QP's transport type. No capabilities and no MR: set them afterwards if
+ * wanted (blue_cm_info_set_mr()), and change @info->mtu to ask for a smaller path MTU.
+ * Return: 0 or an errno (EINVAL: no such GID index).
+ */
+int blue_cm_info_from_qp(struct blue_context *ctx, struct blue_qp *qp, int gid_index,
+			 struct blue_cm_info *info);
+
+/** blue_cm_info_set_mr() - describe @mr in @info for the peer (address, rkey, length). */
+void blue_cm_info_set_mr(struct blue_cm_info *info, const struct blue_mr *mr);
+
+/* The attributes blue_cm_connect_qp() uses besides what the exchange carried. */
+struct blue_cm_qp_attr {
+	unsigned int access;		/* qp_access_flags given at RESET->INIT */
+	uint8_t sgid_index;		/* local GID index for the address vector */
+	uint8_t timeout;		/* local ACK timeout exponent */
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
+	uint8_t max_rd_atomic;
+	uint8_t max_dest_rd_atomic;
+};
+
+/**
+ * blue_cm_qp_attr_default() - the values rc_pingpong uses: access LOCAL_WRITE, GID
+ * index 1 (the IPv4 GID), timeout 14, retry_cnt 7, rnr_retry 7, min_rnr_timer 12,
+ * one outstanding READ/atomic each way.
+ */
+void blue_cm_qp_attr_default(struct blue_cm_qp_attr *attr);
+
+/**
+ * blue_cm_connect_qp() - move @qp to RTS against @remote: RESET->INIT (if in RESET)
+ * with @attr->access, INIT->RTR with the peer's QPN, PSN, GID and @remote->mtu, and
+ * RTR->RTS with @local_psn as the send PSN. When @remote carries a MAC, it becomes the
+ * static neighbour entry for the peer's IPv4 address, so no ARP entry is needed.
+ * @attr: NULL for blue_cm_qp_attr_default().
+ * Return: 0 or an errno (blue_modify_qp's message names the attribute it refused).
+ */
+int blue_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t local_psn,
+		       const struct blue_cm_info *remote, const struct blue_cm_qp_attr *attr);
+
+/**
+ * blue_cm_gid_to_str() - @gid as rdma-core's pingpong examples put it on the wire: the
+ * 16 bytes in order as 32 lowercase hex digits, NUL-terminated.
+ */
+void blue_cm_gid_to_str(const union blue_gid *gid, char str[BLUE_CM_GID_STR_LEN]);
+
+/** blue_cm_str_to_gid() - the inverse: exactly 32 hex digits. Return: 0 or EINVAL. */
+int blue_cm_str_to_gid(const char *str, union blue_gid *gid);
+
+/**
+ * blue_cm_pp_format() - @info as ibv_rc_pingpong's message: "%04x:%06x:%06x:%s" of LID
+ * (0: RoCE has none), QPN, PSN and the wire GID, NUL-padded to BLUE_CM_PP_MSG_LEN.
+ * Return: 0, or EINVAL if the QPN or PSN does not fit 24 bits.
+ */
+int blue_cm_pp_format(const struct blue_cm_info *info, char msg[BLUE_CM_PP_MSG_LEN]);
+
+/**
+ * blue_cm_pp_parse() - read ibv_rc_pingpong's message of @len bytes into @info (QPN,
+ * PSN, GID, and the IPv4 address when the GID is IPv4-mapped; other fields zeroed, with
+ * transport RC). Return: 0, or EBADMSG (malformed, or a non-zero LID: an InfiniBand
+ * peer, which RoCEv2 cannot reach).
+ */
+int blue_cm_pp_parse(const char *msg, size_t len, struct blue_cm_info *info);
+
+/**
+ * blue_cm_pp_client() - ibv_rc_pingpong's client side on a connected @fd: send ours,
+ * read the server's, send "done". The server has already connected its QP by then.
+ * Return: 0 or an errno (see blue_cm_last_error()).
+ */
+int blue_cm_pp_client(int fd, const struct blue_cm_info *local, struct blue_cm_info *remote,
+		      int timeout_ms);
+
+/**
+ * blue_cm_pp_server() - ibv_rc_pingpong's server side on an accepted @fd: read the
+ * client's message, call @on_remote (which should connect the QP, as rc_pingpong's
+ * server does before it answers; NULL to skip), send ours, and wait for "done".
+ * @on_remote: returns 0, or an errno that aborts the exchange without answering.
+ * Return: 0 or an errno (see blue_cm_last_error()).
+ */
+int blue_cm_pp_server(int fd, const struct blue_cm_info *local, struct blue_cm_info *remote,
+		      int (*on_remote)(const struct blue_cm_info *remote, void *arg), void *arg,
+		      int timeout_ms);
+
+/* ==== end of connection manager ============================================ */
+
 #ifdef __cplusplus
 }
 #endif

@@ -18,13 +18,14 @@ test_install_layout_and_soname() {
 		lib/libblue.so lib/pkgconfig/blue.pc bin/bluectl; do
 		[ -e "$d/$f" ] || fail "make install did not create $f"
 	done
-	readelf -d "$d/lib/libblue.so.0" | grep -q 'Library soname: \[libblue.so.0\]' ||
+	[[ $(readelf -d "$d/lib/libblue.so.0") == *"Library soname: [libblue.so.0]"* ]] ||
 		fail "libblue.so.0 has no soname libblue.so.0"
 	# Exported symbols all carry the version node; internals stay hidden.
-	local bad
-	bad=$(nm -D --defined-only "$d/lib/libblue.so.0" | awk '$2 == "T" && $3 !~ /@@BLUE_0\.1$/')
+	local bad syms
+	syms=$(nm -D --defined-only "$d/lib/libblue.so.0")
+	bad=$(awk '$2 == "T" && $3 !~ /@@BLUE_0\.1$/' <<<"$syms")
 	[ -z "$bad" ] || fail "unversioned exports: $bad"
-	if nm -D --defined-only "$d/lib/libblue.so.0" | grep -qE ' (blue_umem_|blue_fpool_|blue_flow_|blue__)'; then
+	if grep -qE ' (blue_umem_|blue_fpool_|blue_flow_|blue__)' <<<"$syms"; then
 		fail "internal symbols are exported"
 	fi
 	"$d/bin/bluectl" --help >/dev/null || fail "installed bluectl --help failed"
