@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The completer: ACKs, NAKs, READ responses and atomic ACKs -> completions, in send-queue
+ * order (IBA 9.7, the requester side: its receive half). It owns the retransmit and RNR
+ * timers and the retry counters, and moves the QP to ERROR when they run out.
+ */
+#ifndef BLUE_RUNTIME_COMP_H
+#define BLUE_RUNTIME_COMP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct blue_qp;
+struct blue_pkt;
+
+enum blue_comp_state {
+	BLUE_COMP_GET_WQE,	/* the oldest WQE not completed yet */
+	BLUE_COMP_CHECK_PSN,	/* where the response's PSN falls against that WQE */
+	BLUE_COMP_CHECK_ACK,	/* what kind of response it is */
+	BLUE_COMP_READ,		/* place READ response data */
+	BLUE_COMP_ATOMIC,	/* place the atomic's original value */
+	BLUE_COMP_WRITE_SEND,	/* an ACK covering (part of) a SEND/WRITE */
+	BLUE_COMP_COMPLETE,	/* the WQE is done: CQE (if signaled), retire it */
+	BLUE_COMP_RETRY,	/* go back N, if the retry count allows */
+	BLUE_COMP_RNR,		/* RNR NAK: wait, then go back N */
+	BLUE_COMP_ERROR,	/* complete the WQE in error and move the QP to ERROR */
+	BLUE_COMP_DONE,		/* the packet is used up */
+	BLUE_COMP__MAX,
+};
+
+extern const char *const blue__comp_state_name[BLUE_COMP__MAX]
+	__attribute__((visibility("hidden")));
+
+/* What the QP's one timer_deadline_ns (in the live context) is counting down to. */
+enum blue_timer_kind {
+	BLUE_TIMER_NONE = 0,
+	BLUE_TIMER_ACK,		/* local ACK timeout: 4.096 us * 2^timeout (IBA 9.7) */
+	BLUE_TIMER_RNR,		/* an RNR NAK's wait (IBA table 45) */
+};
+
+struct blue_comp {
+	enum blue_comp_state state;	/* where the last packet stopped (for debugging) */
+	uint8_t timer;			/* enum blue_timer_kind */
+	bool rnr_wait;			/* the requester holds off until the RNR timer fires */
+	bool in_retry;			/* went back N at retry_psn, nothing newer acked yet */
+	uint32_t retry_psn;
+};
+
+/* blue__comp_rx() - one response packet for this QP. */
+void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
+	__attribute__((visibility("hidden")));
+
+/*
+ * blue__comp_run() - per pass: fire a due timer, and report WQEs that the requester
+ * failed locally once everything before them is complete.
+ */
+void blue__comp_run(struct blue_qp *qp, uint64_t now_ns) __attribute__((visibility("hidden")));
+
+/* blue__comp_sent() - the requester sent a packet: arm the ACK timer if it is idle. */
+void blue__comp_sent(struct blue_qp *qp, uint64_t now_ns) __attribute__((visibility("hidden")));
+
+/* blue__comp_reset() - forget all completer state (QP to RESET). */
+void blue__comp_reset(struct blue_qp *qp) __attribute__((visibility("hidden")));
+
+/* The RNR NAK timer value @code (IBA table 45) in nanoseconds. */
+uint64_t blue__rnr_timer_ns(unsigned int code) __attribute__((visibility("hidden")));
+
+#endif /* BLUE_RUNTIME_COMP_H */

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Completion queues: a ring of struct blue_wc entries (ring.h) that the engine produces
+ * into and blue_poll_cq() consumes from, and completion channels for event mode.
+ */
+#ifndef BLUE_RUNTIME_CQ_H
+#define BLUE_RUNTIME_CQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <blue/blue.h>
+
+#include "runtime/ring.h"
+
+/* struct blue_wc holds no pointer, so it is the ring entry as it is. */
+_Static_assert(sizeof(struct blue_wc) <= 64, "a CQE stays within a cache line");
+
+struct blue_cq;
+
+struct blue_comp_channel {
+	struct blue_context *ctx;
+	int epfd;		/* what the application polls: efd, the HAL socket, the timer */
+	int efd;		/* eventfd: CQ events are pending */
+	unsigned int ncq;	/* CQs that use the channel */
+	struct blue_cq *ev_head, *ev_tail;	/* CQs with an event not yet got */
+};
+
+struct blue_cq {
+	struct blue_context *ctx;
+	struct blue_ring ring;		/* entries: struct blue_wc */
+	struct blue_comp_channel *channel;
+	void *cq_context;
+	int cqe;			/* entries the application asked for */
+	unsigned int nqp;		/* QPs that complete into it */
+	bool armed;			/* blue_req_notify_cq() since the last event */
+	bool solicited_only;
+	bool ev_queued;			/* on the channel's event list */
+	struct blue_cq *ev_next;
+	unsigned int events_got;	/* blue_get_cq_event() returned it */
+	unsigned int events_acked;	/* blue_ack_cq_events() */
+};
+
+/*
+ * blue__cq_room() - free entries; the engine checks before it completes a WQE so that
+ * no completion is ever lost (it waits for the application to poll instead).
+ * Locking: the engine's (producer's) side.
+ */
+uint32_t blue__cq_room(const struct blue_cq *cq) __attribute__((visibility("hidden")));
+
+/*
+ * blue__cq_push() - append one completion, raising a channel event if the CQ is armed
+ * and @solicited (or the CQ is armed for all completions, or @wc is an error).
+ * Locking: the engine's (producer's) side.
+ * Return: 0, or -ENOSPC when the ring is full (nothing written).
+ */
+int blue__cq_push(struct blue_cq *cq, const struct blue_wc *wc, bool solicited)
+	__attribute__((visibility("hidden")));
+
+/*
+ * blue__channels_timer() - the engine's next deadline (CLOCK_MONOTONIC ns, 0: none),
+ * so that an application asleep on a channel fd wakes up for retransmissions.
+ */
+void blue__channels_timer(struct blue_context *ctx, uint64_t deadline_ns)
+	__attribute__((visibility("hidden")));
+
+#endif /* BLUE_RUNTIME_CQ_H */

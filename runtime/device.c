@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device context over a HAL: open/close, the queries, the GID table and the
+ * neighbour lookup used at INIT->RTR. Opening a real netdev is netdev.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+
+#include "runtime/device.h"
+#include "runtime/log.h"
+#include "runtime/qp.h"
+
+/*
+ * The most any RC packet that carries payload adds around it: IPv4 20, UDP 8, BTH 12,
+ * RETH 16, ImmDt 4, ICRC 4 (a full-MTU payload needs no pad). Ethernet adds 14 more
+ * in a frame.
+ */
+#define BLUE_IP_OVERHEAD	(20 + 8 + 12 + 16 + 4 + 4)
+
+enum blue_mtu blue__mtu_for(uint32_t frame_room, uint32_t netdev_mtu)
+{
+	uint32_t room = frame_room > BLUE_ETH_HLEN + BLUE_IP_OVERHEAD ?
+			frame_room - BLUE_ETH_HLEN - BLUE_IP_OVERHEAD : 0;
+	enum blue_mtu m;
+
+	if (netdev_mtu) {
+		uint32_t nroom = netdev_mtu > BLUE_IP_OVERHEAD ? netdev_mtu - BLUE_IP_OVERHEAD : 0;
+
+		if (nroom < room)
+			room = nroom;
+	}
+	for (m = BLUE_MTU_4096; m > BLUE_MTU_256; m--)
+		if ((uint32_t)blue_mtu_bytes(m) <= room)
+			break;
+	return m;
+}
+
+void blue__fill_gids(union blue_gid gid[BLUE_GID_TBL_LEN], const uint8_t mac[6], uint32_t ip)
+{
+	uint8_t *g;
+
+	/* index 0: fe80::/64 with the modified EUI-64 of the MAC (RFC 4291 app. A) */
+	g = gid[0].raw;
+	memset(g, 0, 16);
+	g[0] = 0xfe;
+	g[1] = 0x80;
+	g[8] = mac[0] ^ 0x02;	/* flip the universal/local bit */
+	g[9] = mac[1];
+	g[10] = mac[2];
+	g[11] = 0xff;
+	g[12] = 0xfe;
+	g[13] = mac[3];
+	g[14] = mac[4];
+	g[15] = mac[5];
+	/* index 1: ::ffff:a.b.c.d, the RoCEv2 GID of the IPv4 address (annex A17.4.1) */
+	g = gid[1].raw;
+	memset(g, 0, 16);
+	g[10] = 0xff;
+	g[11] = 0xff;
+	memcpy(g + 12, &ip, 4);
+}
+
+struct blue_context *blue_open_device_hal(struct blue_hal *hal, const uint8_t mac[6], uint32_t ip)
+{
+	struct blue_context *ctx;
+	int err;
+
+	if (!hal || !mac) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ctx->hal = hal;
+	ctx->timer_fd = -1;
+	ctx->qp_tbl = blue_hal_qp_ctx_table(hal);
+	memcpy(ctx->mac, mac, 6);
+	ctx->ip = ip;
+	blue__fill_gids(ctx->gid, mac, ip);
+	ctx->active_mtu = blue__mtu_for(hal->frame_size - hal->headroom, 0);
+	err = blue_hal_sock_open(hal, &ctx->sock);
+	if (err) {
+		blue__logf("cannot open a %s HAL socket: %s", hal->ops->name, strerror(-err));
+		free(ctx);
+		errno = -err;
+		return NULL;
+	}
+	return ctx;
+}
+
+int blue_close_device(struct blue_context *ctx)
+{
+	if (!ctx)
+		return EINVAL;
+	if (ctx->nqp || ctx->ncq || ctx->nmr || ctx->npd || ctx->nchannel) {
+		blue__logf("close_device: %u QPs, %u CQs, %u MRs, %u PDs, %u channels remain; "
+			   "destroy them first", ctx->nqp, ctx->ncq, ctx->nmr, ctx->npd,
+			   ctx->nchannel);
+		return EBUSY;
+	}
+	blue__tx_flush(ctx);
+	blue_hal_sock_close(ctx->sock);
+	if (ctx->owns_hal)
+		blue_hal_destroy(ctx->hal);
+	blue__mr_table_fini(&ctx->mrs);
+	free(ctx);
+	return 0;
+}
+
+int blue_query_device(struct blue_context *ctx, struct blue_device_attr *attr)
+{
+	if (!ctx || !attr)
+		return EINVAL;
+	memset(attr, 0, sizeof(*attr));
+	snprintf(attr->fw_ver, sizeof(attr->fw_ver), "blue 0.1 (%s)", ctx->hal->ops->name);
+	attr->max_mr_size = BLUE_MAX_MR_SIZE;
+	attr->vendor_id = 0;
+	attr->vendor_part_id = 0;
+	attr->max_qp = BLUE_MAX_QP - 2;	/* slots 0 and 1 would make QPN 0 and 1 */
+	attr->max_qp_wr = BLUE_MAX_QP_WR;
+	attr->max_sge = BLUE_MAX_SGE;
+	attr->max_cq = 65536;
+	attr->max_cqe = BLUE_MAX_CQE;
+	attr->max_mr = BLUE_MAX_MR;
+	attr->max_pd = BLUE_MAX_PD;
+	attr->max_qp_rd_atom = BLUE_MAX_RD_ATOMIC;
+	attr->max_qp_init_rd_atom = BLUE_MAX_RD_ATOMIC;
+	attr->atomic_cap = 1;
+	attr->phys_port_cnt = 1;
+	return 0;
+}
+
+int blue_query_port(struct blue_context *ctx, uint8_t port, struct blue_port_attr *attr)
+{
+	if (!ctx || !attr || port != 1)
+		return EINVAL;
+	memset(attr, 0, sizeof(*attr));
+	attr->state = 4;	/* IBV_PORT_ACTIVE */
+	attr->max_mtu = ctx->active_mtu;
+	attr->active_mtu = ctx->active_mtu;
+	attr->gid_tbl_len = BLUE_GID_TBL_LEN;
+	attr->link_layer = 2;	/* IBV_LINK_LAYER_ETHERNET */
+	return 0;
+}
+
+int blue_query_gid(struct blue_context *ctx, uint8_t port, int index, union blue_gid *gid)
+{
+	if (!ctx || !gid || port != 1 || index < 0 || index >= BLUE_GID_TBL_LEN)
+		return EINVAL;
+	*gid = ctx->gid[index];
+	return 0;
+}
+
+int blue__set_neigh(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6])
+{
+	unsigned int i;
+
+	for (i = 0; i < ctx->nneigh; i++)
+		if (ctx->neigh[i].ip == ip)
+			break;
+	if (i == BLUE_MAX_NEIGH)
+		return -ENOSPC;
+	ctx->neigh[i].ip = ip;
+	memcpy(ctx->neigh[i].mac, mac, 6);
+	if (i == ctx->nneigh)
+		ctx->nneigh++;
+	return 0;
+}
+
+/* /proc/net/arp: "IP address  HW type  Flags  HW address  Mask  Device". */
+static int arp_lookup(const char *ifname, uint32_t ip, uint8_t mac[6])
+{
+	char line[256], ipstr[64], hw[64], dev[64];
+	unsigned int type, flags, m[6];
+	struct in_addr a;
+	int found = -ENOENT;
+	FILE *f;
+
+	f = fopen("/proc/net/arp", "r");
+	if (!f)
+		return -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s 0x%x 0x%x %63s %*s %63s", ipstr, &type, &flags, hw,
+			   dev) != 5)
+			continue;
+		if (inet_pton(AF_INET, ipstr, &a) != 1 || a.s_addr != ip)
+			continue;
+		if (ifname[0] && strcmp(dev, ifname))
+			continue;
+		if (!(flags & 0x2))	/* ATF_COM: the entry is resolved */
+			continue;
+		if (sscanf(hw, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4],
+			   &m[5]) != 6)
+			continue;
+		for (int i = 0; i < 6; i++)
+			mac[i] = (uint8_t)m[i];
+		found = 0;
+		break;
+	}
+	fclose(f);
+	return found;
+}
+
+int blue__resolve_neigh(struct blue_context *ctx, uint32_t ip, uint8_t mac[6])
+{
+	char ipstr[INET_ADDRSTRLEN];
+	unsigned int i;
+
+	for (i = 0; i < ctx->nneigh; i++) {
+		if (ctx->neigh[i].ip == ip) {
+			memcpy(mac, ctx->neigh[i].mac, 6);
+			return 0;
+		}
+	}
+	if (ctx->ifname[0] && arp_lookup(ctx->ifname, ip, mac) == 0)
+		return 0;
+	inet_ntop(AF_INET, &ip, ipstr, sizeof(ipstr));
+	blue__logf("no neighbour entry for %s on %s: ping it first or add a static one "
+		   "(ip neigh add %s lladdr MAC dev %s)", ipstr,
+		   ctx->ifname[0] ? ctx->ifname : "the loopback HAL", ipstr,
+		   ctx->ifname[0] ? ctx->ifname : "IF");
+	return -ENOENT;
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device context: one HAL, one HAL socket that every QP's QPN is steered to, the
+ * local MAC/IPv4 and GID table, the objects created on it, and its progress engine.
+ */
+#ifndef BLUE_RUNTIME_DEVICE_H
+#define BLUE_RUNTIME_DEVICE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+
+#include <blue/blue.h>
+#include "afxdp_hal/hal.h"
+#include "runtime/mr.h"
+#include "runtime/progress.h"
+
+#define BLUE_GID_TBL_LEN	2
+#define BLUE_MAX_NEIGH		16
+
+/* Device limits reported by blue_query_device() and enforced at create time. */
+#define BLUE_MAX_QP_WR		16384
+#define BLUE_MAX_SGE		32
+#define BLUE_MAX_INLINE		512
+#define BLUE_MAX_CQE		65536
+#define BLUE_MAX_MR		65536
+#define BLUE_MAX_PD		4096
+#define BLUE_MAX_RD_ATOMIC	16
+#define BLUE_MAX_MR_SIZE	(1ull << 40)
+#define BLUE_MAX_MSG		(1u << 31)	/* IBA: a message is at most 2^31 bytes */
+
+/* A static neighbour: where to send frames for an IPv4 peer. */
+struct blue_neigh {
+	uint32_t ip;		/* network order */
+	uint8_t mac[6];
+};
+
+struct blue_qp;
+
+struct blue_context {
+	struct blue_hal *hal;
+	bool owns_hal;			/* opened by blue_open_device(): destroy on close */
+	struct blue_hal_sock *sock;	/* every QP of this context is flow-bound to it */
+	struct blue_qp_ctx *qp_tbl;	/* blue_hal_qp_ctx_table(hal) */
+	char ifname[IF_NAMESIZE];	/* "" over the loopback HAL */
+
+	uint8_t mac[6];
+	uint32_t ip;			/* network order */
+	union blue_gid gid[BLUE_GID_TBL_LEN];
+	enum blue_mtu active_mtu;	/* largest IB MTU a frame (and the netdev) carries */
+	struct blue_neigh neigh[BLUE_MAX_NEIGH];
+	unsigned int nneigh;
+
+	/* objects, so close can refuse while they exist */
+	unsigned int npd, nmr, ncq, nqp, nchannel;
+	struct blue_mr_table mrs;
+	struct blue_qp *qp_by_slot[BLUE_MAX_QP];	/* process-local: slot -> our QP */
+	struct blue_qp *qps;				/* list of our QPs (qp->next) */
+
+	/* event mode: a timerfd in every channel's epoll set, armed at the next deadline */
+	int timer_fd;			/* -1 until the first completion channel */
+	uint64_t timer_set_ns;		/* what it is armed for (0: disarmed) */
+
+	struct blue_engine eng;
+};
+
+/*
+ * blue_open_device_hal() - open a context on an already opened HAL (the loopback HAL in
+ * tests). The HAL stays the caller's: close the context before destroying it.
+ * @mac: the local MAC; @ip: the local IPv4 address in network order.
+ * Return: a context, or NULL with errno set.
+ */
+struct blue_context *blue_open_device_hal(struct blue_hal *hal, const uint8_t mac[6],
+					  uint32_t ip) __attribute__((visibility("hidden")));
+
+/*
+ * blue__set_neigh() - a static neighbour entry: frames to @ip go to @mac. Consulted at
+ * INIT->RTR before the kernel neighbour table.
+ * Return: 0, or -ENOSPC when the table is full.
+ */
+int blue__set_neigh(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6])
+	__attribute__((visibility("hidden")));
+
+/*
+ * blue__resolve_neigh() - the MAC for @ip: a static entry, else the kernel neighbour
+ * table (/proc/net/arp) on the context's netdev.
+ * Return: 0 or -ENOENT (logged with what to do).
+ */
+int blue__resolve_neigh(struct blue_context *ctx, uint32_t ip, uint8_t mac[6])
+	__attribute__((visibility("hidden")));
+
+/* The GID table of a MAC and an IPv4 address, as rxe fills it (see blue_query_gid). */
+void blue__fill_gids(union blue_gid gid[BLUE_GID_TBL_LEN], const uint8_t mac[6], uint32_t ip)
+	__attribute__((visibility("hidden")));
+
+/* The IB MTU for a frame room and a netdev MTU (0: no netdev limit). */
+enum blue_mtu blue__mtu_for(uint32_t frame_room, uint32_t netdev_mtu)
+	__attribute__((visibility("hidden")));
+
+#endif /* BLUE_RUNTIME_DEVICE_H */

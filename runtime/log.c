@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+/* See log.h. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "runtime/log.h"
+
+void blue__logf(const char *fmt, ...)
+{
+	static int quiet = -1;
+	char line[512];
+	va_list ap;
+
+	if (quiet < 0) {
+		const char *e = getenv("BLUE_LOG");
+
+		quiet = e && e[0] == '0';
+	}
+	if (quiet)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* one write per line so lines from several threads do not interleave */
+	fprintf(stderr, "libblue: %s\n", line);
+}

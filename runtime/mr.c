@@ -1,0 +1,179 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Memory regions: registration into the context's key table, and the access check
+ * (IBA 10.6: key, PD, bounds, rights) that both the requester and the responder use.
+ * The region is the application's own memory: nothing is pinned or copied, since the
+ * engine runs in the application's process (library mode).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/device.h"
+#include "runtime/log.h"
+#include "runtime/mr.h"
+
+#define BLUE_ACCESS_ALL (BLUE_ACCESS_LOCAL_WRITE | BLUE_ACCESS_REMOTE_WRITE | \
+			 BLUE_ACCESS_REMOTE_READ | BLUE_ACCESS_REMOTE_ATOMIC)
+
+const char *blue__mr_verdict_str(enum blue_mr_verdict v)
+{
+	switch (v) {
+	case BLUE_MR_OK:	return "ok";
+	case BLUE_MR_BAD_KEY:	return "no MR has this key";
+	case BLUE_MR_BAD_PD:	return "the MR belongs to another PD";
+	case BLUE_MR_BOUNDS:	return "the range is outside the MR";
+	case BLUE_MR_PERM:	return "the MR does not grant this access";
+	}
+	return "?";
+}
+
+static int table_grow(struct blue_mr_table *t)
+{
+	uint32_t ncap = t->cap ? t->cap * 2 : 64;
+	struct blue_mr **mr;
+	uint8_t *tag;
+
+	if (ncap > BLUE_MAX_MR + 1)
+		ncap = BLUE_MAX_MR + 1;
+	if (ncap <= t->cap)
+		return -ENOMEM;
+	mr = realloc(t->mr, ncap * sizeof(*mr));
+	if (!mr)
+		return -ENOMEM;
+	t->mr = mr;
+	tag = realloc(t->tag, ncap);
+	if (!tag)
+		return -ENOMEM;
+	t->tag = tag;
+	memset(t->mr + t->cap, 0, (ncap - t->cap) * sizeof(*mr));
+	memset(t->tag + t->cap, 0, ncap - t->cap);
+	t->cap = ncap;
+	return 0;
+}
+
+/* A free index (never 0), growing the table when it is full. */
+static int table_slot(struct blue_mr_table *t, uint32_t *out)
+{
+	uint32_t i, idx;
+
+	for (;;) {
+		for (i = 0; i < t->cap; i++) {
+			idx = (t->hint + i) % t->cap;
+			if (idx && !t->mr[idx]) {
+				t->hint = idx + 1;
+				*out = idx;
+				return 0;
+			}
+		}
+		if (table_grow(t))
+			return -ENOMEM;
+	}
+}
+
+void blue__mr_table_fini(struct blue_mr_table *t)
+{
+	free(t->mr);
+	free(t->tag);
+	memset(t, 0, sizeof(*t));
+}
+
+struct blue_mr *blue_reg_mr(struct blue_pd *pd, void *addr, size_t length, unsigned int access)
+{
+	struct blue_context *ctx;
+	struct blue_mr *mr;
+	uint32_t idx;
+
+	if (!pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ctx = pd->ctx;
+	if (access & ~BLUE_ACCESS_ALL) {
+		blue__logf("reg_mr: unknown access flags 0x%x", access & ~BLUE_ACCESS_ALL);
+		errno = EINVAL;
+		return NULL;
+	}
+	/* as ibv_reg_mr(3) requires: remote write or atomic access needs local write */
+	if ((access & (BLUE_ACCESS_REMOTE_WRITE | BLUE_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & BLUE_ACCESS_LOCAL_WRITE)) {
+		blue__logf("reg_mr: remote write/atomic access needs BLUE_ACCESS_LOCAL_WRITE too");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!length || !addr || length > BLUE_MAX_MR_SIZE ||
+	    (uintptr_t)addr + length < (uintptr_t)addr) {
+		blue__logf("reg_mr: bad range %p + %zu (zero, wrapping or over %llu bytes)",
+			   addr, length, (unsigned long long)BLUE_MAX_MR_SIZE);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (ctx->nmr >= BLUE_MAX_MR || table_slot(&ctx->mrs, &idx)) {
+		blue__logf("reg_mr: the device's %d MRs are in use", BLUE_MAX_MR);
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr = calloc(1, sizeof(*mr));
+	if (!mr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mr->context = ctx;
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	mr->access = access;
+	ctx->mrs.tag[idx]++;
+	mr->lkey = mr->rkey = idx << 8 | ctx->mrs.tag[idx];
+	ctx->mrs.mr[idx] = mr;
+	ctx->nmr++;
+	pd->nmr++;
+	return mr;
+}
+
+int blue_dereg_mr(struct blue_mr *mr)
+{
+	struct blue_mr_table *t;
+	uint32_t idx;
+
+	if (!mr)
+		return EINVAL;
+	t = &mr->context->mrs;
+	idx = mr->lkey >> 8;
+	if (idx >= t->cap || t->mr[idx] != mr)
+		return EINVAL;
+	t->mr[idx] = NULL;
+	mr->context->nmr--;
+	mr->pd->nmr--;
+	free(mr);
+	return 0;
+}
+
+enum blue_mr_verdict blue__mr_check(struct blue_context *ctx, const struct blue_pd *pd,
+				    uint32_t key, uint64_t va, uint64_t len,
+				    unsigned int need, void **host)
+{
+	const struct blue_mr_table *t = &ctx->mrs;
+	uint32_t idx = key >> 8;
+	const struct blue_mr *mr;
+	uint64_t start, off;
+
+	if (idx == 0 || idx >= t->cap || !t->mr[idx] || t->mr[idx]->lkey != key)
+		return BLUE_MR_BAD_KEY;
+	mr = t->mr[idx];
+	if (mr->pd != pd)
+		return BLUE_MR_BAD_PD;
+	/* the region's I/O address is its virtual address (ibv_reg_mr semantics) */
+	start = (uintptr_t)mr->addr;
+	if (va < start)
+		return BLUE_MR_BOUNDS;
+	off = va - start;
+	/* off <= length and len <= length - off: no sum that could wrap */
+	if (off > mr->length || len > mr->length - off)
+		return BLUE_MR_BOUNDS;
+	if ((mr->access & need) != need)
+		return BLUE_MR_PERM;
+	if (host)
+		*host = (uint8_t *)mr->addr + off;
+	return BLUE_MR_OK;
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Protection domains and memory regions: the key tables and the access check that the
+ * requester (lkeys of local SGEs) and the responder (rkeys in RETH/AtomicETH) call.
+ */
+#ifndef BLUE_RUNTIME_MR_H
+#define BLUE_RUNTIME_MR_H
+
+#include <stdint.h>
+#include <blue/blue.h>
+
+struct blue_pd {
+	struct blue_context *ctx;
+	unsigned int nmr;	/* MRs registered in it */
+	unsigned int nqp;	/* QPs created in it */
+};
+
+/*
+ * The key table. A key is (index << 8) | tag: the index finds the MR in one array read,
+ * and the tag, bumped on every registration in that index, makes a stale key from a
+ * deregistered MR miss (rxe builds its keys the same way). lkey == rkey, as in rxe.
+ */
+struct blue_mr_table {
+	struct blue_mr **mr;	/* [0] is never used: key 0 is invalid */
+	uint8_t *tag;
+	uint32_t cap;
+	uint32_t hint;		/* where the next free-index search starts */
+};
+
+/* Why an access check failed; also the text of the log line. */
+enum blue_mr_verdict {
+	BLUE_MR_OK = 0,
+	BLUE_MR_BAD_KEY,	/* no MR with this key (never registered, or deregistered) */
+	BLUE_MR_BAD_PD,		/* the MR is in another PD than the QP */
+	BLUE_MR_BOUNDS,		/* [va, va+len) is not inside the MR, or wraps */
+	BLUE_MR_PERM,		/* the MR lacks the access right the operation needs */
+};
+
+const char *blue__mr_verdict_str(enum blue_mr_verdict v) __attribute__((visibility("hidden")));
+
+/*
+ * blue__mr_check() - may @pd's QP access [@va, @va + @len) through @key with @need?
+ * @need: BLUE_ACCESS_* bits the operation requires (0 for a local read).
+ * @host: on success, where @va is in this process.
+ *
+ * The checks of IBA 10.6 (R_Key/L_Key, PD, bounds, rights) in that order; the bounds
+ * test cannot overflow however large @va and @len are. A zero @len passes the bounds
+ * test; whether a zero-length operation is checked at all is the caller's rule
+ * (rxe skips the R_Key check for a zero-length RDMA).
+ *
+ * Locking: the context's thread (the tables are not shared across threads).
+ * Return: BLUE_MR_OK or the reason.
+ */
+enum blue_mr_verdict blue__mr_check(struct blue_context *ctx, const struct blue_pd *pd,
+				    uint32_t key, uint64_t va, uint64_t len,
+				    unsigned int need, void **host)
+	__attribute__((visibility("hidden")));
+
+void blue__mr_table_fini(struct blue_mr_table *t) __attribute__((visibility("hidden")));
+
+#endif /* BLUE_RUNTIME_MR_H */

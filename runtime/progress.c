@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The progress engine (see progress.h). One pass:
+ *   1. drain up to BLUE_RX_PASS frames from the context's HAL socket; parse each
+ *      (ICRC and header checks: a bad frame is dropped and counted, never acted on);
+ *      requests go to the QP's responder, responses to its completer;
+ *   2. per QP: the completer's timers and deferred completions, the responder's queued
+ *      responses, then the requester; a QP in ERROR is flushed instead;
+ *   3. one doorbell (tx_flush) for everything the pass queued, unless a full batch
+ *      forced one earlier.
+ * Time is read once per pass (CLOCK_MONOTONIC); timers fire only here.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/cq.h"
+#include "runtime/device.h"
+#include "runtime/log.h"
+#include "runtime/progress.h"
+#include "runtime/qp.h"
+
+uint64_t blue__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const struct blue_engine_stats *blue__engine_stats(struct blue_context *ctx)
+{
+	return &ctx->eng.st;
+}
+
+/* ---- TX ------------------------------------------------------------------------- */
+
+static void tx_submit(struct blue_context *ctx)
+{
+	struct blue_engine *eng = &ctx->eng;
+	unsigned int done = 0;
+	bool kicked = false;
+	int n;
+
+	while (done < eng->nbatch) {
+		n = blue_hal_tx_submit(ctx->sock, eng->batch + done, eng->nbatch - done);
+		if (n > 0) {
+			done += (unsigned int)n;
+			eng->submitted = true;
+			kicked = false;
+			continue;
+		}
+		if (n == 0 && !kicked) {
+			/* the TX ring is full: ring the doorbell to drain it, then retry */
+			blue_hal_tx_flush(ctx->sock);
+			eng->submitted = false;
+			kicked = true;
+			continue;
+		}
+		/* refused, or still full after a kick: the frames are lost, and the
+		 * transport's retransmission covers them like any loss on the wire */
+		blue_hal_tx_free(ctx->hal, eng->batch + done, eng->nbatch - done);
+		eng->st.tx_dropped += eng->nbatch - done;
+		break;
+	}
+	eng->nbatch = 0;
+}
+
+bool blue__tx_room(struct blue_context *ctx)
+{
+	struct blue_engine *eng = &ctx->eng;
+	int n;
+
+	if (!eng->budget)
+		return false;
+	if (eng->nstash)
+		return true;
+	n = blue_hal_tx_alloc(ctx->hal, eng->stash, BLUE_TX_BATCH);
+	if (n <= 0 && (eng->nbatch || eng->submitted)) {
+		/* frames are tied up in our own queue: send it, then ask again */
+		tx_submit(ctx);
+		blue_hal_tx_flush(ctx->sock);
+		eng->submitted = false;
+		n = blue_hal_tx_alloc(ctx->hal, eng->stash, BLUE_TX_BATCH);
+	}
+	if (n <= 0) {
+		eng->st.tx_no_frame++;
+		return false;
+	}
+	eng->nstash = (unsigned int)n;
+	return true;
+}
+
+int blue__tx_pkt(struct blue_context *ctx, const struct blue_pkt *p)
+{
+	struct blue_engine *eng = &ctx->eng;
+	struct blue_frame *f;
+	int len;
+
+	if (!blue__tx_room(ctx))
+		return -EAGAIN;
+	f = &eng->stash[eng->nstash - 1];
+	len = blue_pkt_build(p, f->data, ctx->hal->frame_size - ctx->hal->headroom);
+	if (len < 0) {
+		blue__logf("cannot build a packet (opcode 0x%02x, PSN 0x%x, %u bytes): %s",
+			   p->opcode, p->psn, p->payload_len, strerror(-len));
+		return len;
+	}
+	f->len = (uint32_t)len;
+	eng->batch[eng->nbatch++] = *f;
+	eng->nstash--;
+	eng->budget--;
+	eng->st.tx_frames++;
+	if (eng->nbatch == BLUE_TX_BATCH)
+		tx_submit(ctx);
+	return 0;
+}
+
+void blue__tx_flush(struct blue_context *ctx)
+{
+	struct blue_engine *eng = &ctx->eng;
+
+	if (eng->nbatch)
+		tx_submit(ctx);
+	if (eng->submitted) {
+		blue_hal_tx_flush(ctx->sock);
+		eng->submitted = false;
+	}
+	if (eng->nstash) {
+		blue_hal_tx_free(ctx->hal, eng->stash, eng->nstash);
+		eng->nstash = 0;
+	}
+}
+
+int blue__qp_tx(struct blue_qp *qp, const struct blue_pkt *p)
+{
+	int err = blue__tx_pkt(qp->ctx, p);
+
+	if (err)
+		return err == -EAGAIN ? err : -EAGAIN;
+	qp->live->tx_pkts++;
+	qp->live->tx_bytes += p->payload_len;
+	return 0;
+}
+
+/* ---- RX ------------------------------------------------------------------------- */
+
+static void rx_frame(struct blue_context *ctx, const struct blue_frame *f)
+{
+	struct blue_engine_stats *st = &ctx->eng.st;
+	struct blue_qp *qp;
+	struct blue_pkt p;
+	uint32_t fl;
+
+	st->rx_frames++;
+	if (blue_pkt_parse(f->data, f->len, &p)) {
+		st->parse_err[p.parse_err < BLUE_PARSE_ERR_MAX ? p.parse_err : 0]++;
+		if (p.parse_err == BLUE_PARSE_BAD_ICRC)
+			st->rx_bad_icrc++;
+		else
+			st->rx_malformed++;
+		return;
+	}
+	qp = ctx->qp_by_slot[blue_qpn_slot(p.dqpn)];
+	if (!qp || qp->qpn != p.dqpn) {
+		st->rx_no_qp++;
+		return;
+	}
+	/* a connected QP talks to one peer: anything else is not for it (rxe check_addr) */
+	if (p.saddr != qp->live->peer_ip) {
+		st->rx_bad_src++;
+		return;
+	}
+	fl = blue_opcode_flags(p.opcode);
+	if (p.opcode > BLUE_OP_RC_SEND_ONLY_INV) {	/* RC opcodes are 0x00-0x1f */
+		st->rx_wrong_transport++;
+		return;
+	}
+	if (fl & BLUE_OPF_REQUEST)
+		blue__resp_rx(qp, &p);
+	else if (fl & BLUE_OPF_RESPONSE)
+		blue__comp_rx(qp, &p);
+}
+
+static unsigned int rx_drain(struct blue_context *ctx)
+{
+	struct blue_frame f[BLUE_RX_BURST];
+	unsigned int got = 0;
+	int n, i;
+
+	while (got < BLUE_RX_PASS) {
+		n = blue_hal_rx_burst(ctx->sock, f, BLUE_RX_BURST, 0);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++)
+			rx_frame(ctx, &f[i]);
+		blue_hal_rx_release(ctx->hal, f, (unsigned int)n);
+		got += (unsigned int)n;
+		if (n < BLUE_RX_BURST)
+			break;
+	}
+	return got;
+}
+
+/* ---- the pass ------------------------------------------------------------------- */
+
+int blue__progress(struct blue_context *ctx)
+{
+	struct blue_engine *eng = &ctx->eng;
+	uint64_t next = 0, tx0;
+	struct blue_qp *qp;
+	unsigned int got;
+
+	if (eng->running)
+		return 0;	/* called back from inside a pass: the pass is doing it */
+	eng->running = true;
+	eng->now_ns = blue__now_ns();
+	eng->budget = BLUE_TX_PASS;
+	eng->st.passes++;
+	tx0 = eng->st.tx_frames;
+
+	got = rx_drain(ctx);
+	for (qp = ctx->qps; qp; qp = qp->next) {
+		struct blue_qp_ctx *live = qp->live;
+
+		blue__comp_run(qp, eng->now_ns);
+		blue__resp_tx(qp);
+		blue__req_run(qp);
+		if (live->state == BLUE_QPS_ERR)
+			blue__qp_flush(qp);
+		live->outstanding = blue_ring_count(&qp->sq.ring);
+		if (live->timer_deadline_ns && (!next || live->timer_deadline_ns < next))
+			next = live->timer_deadline_ns;
+	}
+	blue__tx_flush(ctx);
+	blue__channels_timer(ctx, next);
+	eng->running = false;
+	return (int)(got + (unsigned int)(eng->st.tx_frames - tx0));
+}

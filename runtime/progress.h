@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The progress engine of one context: one pass drains the HAL's RX ring, parses each
+ * frame and hands requests to the responder and responses to the completer, fires the
+ * timers that are due, lets the responder and requester of every QP send, and rings
+ * the TX doorbell once. The application's blue_poll_cq() (and blue_get_cq_event())
+ * run it; nothing else does, and no signal ever does (ARCHITECTURE.md "Progress").
+ */
+#ifndef BLUE_RUNTIME_PROGRESS_H
+#define BLUE_RUNTIME_PROGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "afxdp_hal/hal.h"
+#include "runtime/codec.h"
+
+#define BLUE_HIDDEN __attribute__((visibility("hidden")))
+
+#define BLUE_TX_BATCH	64	/* frames per tx_submit */
+#define BLUE_RX_BURST	64	/* frames per rx_burst */
+#define BLUE_RX_PASS	256	/* frames one pass takes from RX at most */
+/*
+ * Frames one pass may send. The peer drains its RX ring once per pass, and the
+ * loopback HAL's default ring holds 256: staying under it keeps a fast sender from
+ * overrunning a receiver that runs at the same pace.
+ */
+#define BLUE_TX_PASS	192
+#define BLUE_MAX_PAYLOAD 4096	/* largest IB MTU: the gather buffer */
+
+struct blue_engine_stats {
+	uint64_t passes;
+	uint64_t rx_frames;
+	uint64_t rx_bad_icrc;	/* dropped: ICRC mismatch (annex A17.3.3) */
+	uint64_t rx_malformed;	/* dropped: any other parse error */
+	uint64_t rx_no_qp;	/* dropped: no QP of this context owns the QPN */
+	uint64_t rx_bad_src;	/* dropped: not from the QP's connected peer */
+	uint64_t rx_wrong_transport; /* dropped: not an RC opcode */
+	uint64_t tx_frames;
+	uint64_t tx_no_frame;	/* a send waited: frame pool or pass budget empty */
+	uint64_t tx_dropped;	/* built but refused by a full TX ring */
+	uint64_t parse_err[BLUE_PARSE_ERR_MAX];
+};
+
+struct blue_engine {
+	struct blue_frame stash[BLUE_TX_BATCH];	/* allocated, not built yet */
+	unsigned int nstash;
+	struct blue_frame batch[BLUE_TX_BATCH];	/* built, not submitted yet */
+	unsigned int nbatch;
+	unsigned int budget;			/* frames this pass may still send */
+	bool submitted;				/* a flush is owed */
+	bool running;				/* re-entrancy guard */
+	uint64_t now_ns;			/* CLOCK_MONOTONIC at the start of the pass */
+	struct blue_engine_stats st;
+	uint8_t gather[BLUE_MAX_PAYLOAD];	/* multi-SGE payloads are gathered here */
+};
+
+struct blue_context;
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t blue__now_ns(void) BLUE_HIDDEN;
+
+/*
+ * blue__progress() - run one pass of @ctx's engine.
+ * Locking: the context's thread only.
+ * Return: how many frames were received plus sent (0: nothing happened).
+ */
+int blue__progress(struct blue_context *ctx) BLUE_HIDDEN;
+
+/*
+ * blue__tx_room() - whether one more frame may be sent in this pass (budget, frames).
+ * A sender checks this before it commits state for a packet.
+ */
+bool blue__tx_room(struct blue_context *ctx) BLUE_HIDDEN;
+
+/*
+ * blue__tx_pkt() - build @p into a frame and queue it for this pass's doorbell.
+ * Return: 0, -EAGAIN when no frame or budget is left this pass (nothing was consumed),
+ * or another -errno when @p does not build (a bug: logged).
+ */
+int blue__tx_pkt(struct blue_context *ctx, const struct blue_pkt *p) BLUE_HIDDEN;
+
+/* Give back stashed frames and ring the doorbell for everything queued. */
+void blue__tx_flush(struct blue_context *ctx) BLUE_HIDDEN;
+
+/* The engine counters of @ctx (for tests and bluectl). */
+const struct blue_engine_stats *blue__engine_stats(struct blue_context *ctx) BLUE_HIDDEN;
+
+#endif /* BLUE_RUNTIME_PROGRESS_H */

@@ -1,0 +1,668 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Queue pairs: create, modify (the IBA 10.3 state machine with ibverbs' attribute-mask
+ * rules), query, destroy; and the engine-side helpers every transport file uses:
+ * completing the oldest send WQE, moving to ERROR, and flushing.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include "runtime/codec.h"
+#include "runtime/log.h"
+#include "runtime/probes.h"
+#include "runtime/qp.h"
+
+const char *blue__qp_state_str(unsigned int state)
+{
+	static const char *const names[] = {
+		[BLUE_QPS_RESET] = "RESET", [BLUE_QPS_INIT] = "INIT", [BLUE_QPS_RTR] = "RTR",
+		[BLUE_QPS_RTS] = "RTS", [BLUE_QPS_SQD] = "SQD", [BLUE_QPS_SQE] = "SQE",
+		[BLUE_QPS_ERR] = "ERROR",
+	};
+
+	return state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
+}
+
+/* ---- QPN allocation -------------------------------------------------------- */
+
+/*
+ * A QPN is (generation << 12) | slot: the slot says where its context lives (one array
+ * lookup for XDP), the generation makes a reused slot come back under a new number so
+ * that a late packet for the old QP does not land in the new one. The slot is claimed
+ * with a compare-and-swap on its qpn field, since other processes may share the table.
+ */
+#define QPN_SLOT_BITS	12
+#define QPN_GEN_MAX	((BLUE_QPN_MASK >> QPN_SLOT_BITS))	/* 4095 */
+
+_Static_assert((1u << QPN_SLOT_BITS) == BLUE_MAX_QP, "QPN slot bits match the table");
+
+static uint32_t qpn_counter;
+
+static int qpn_claim(struct blue_qp_ctx *tbl, uint32_t *out)
+{
+	uint32_t start, i, slot, gen, qpn, expected;
+
+	/* seed from the pid so that two processes sharing a table start apart */
+	expected = 0;
+	__atomic_compare_exchange_n(&qpn_counter, &expected,
+				    (uint32_t)getpid() * 2654435761u | 1, false,
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	start = __atomic_fetch_add(&qpn_counter, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < BLUE_MAX_QP; i++) {
+		slot = (start + i) & BLUE_QP_SLOT_MASK;
+		if (slot < 2)	/* QPN 0 and 1 are the special QPs (IBA 3.5.2) */
+			continue;
+		gen = (__atomic_fetch_add(&qpn_counter, 1, __ATOMIC_RELAXED) % QPN_GEN_MAX) + 1;
+		qpn = gen << QPN_SLOT_BITS | slot;
+		expected = 0;
+		if (__atomic_compare_exchange_n(&tbl[slot].qpn, &expected, qpn, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			*out = qpn;
+			return 0;
+		}
+	}
+	return -ENOMEM;
+}
+
+/* Zero a context entry except its identity and steering fields. */
+static void live_clear(struct blue_qp_ctx *c)
+{
+	uint32_t qpn = c->qpn, xsk = c->xsk_slot;
+
+	__atomic_store_n(&c->state, BLUE_QPS_RESET, __ATOMIC_RELEASE);
+	memset((uint8_t *)c + offsetof(struct blue_qp_ctx, type), 0,
+	       sizeof(*c) - offsetof(struct blue_qp_ctx, type));
+	c->qpn = qpn;
+	c->xsk_slot = xsk;
+}
+
+/* ---- create / destroy ------------------------------------------------------- */
+
+static int cap_check(const struct blue_qp_cap *c)
+{
+	if (c->max_send_wr < 1 || c->max_send_wr > BLUE_MAX_QP_WR ||
+	    c->max_recv_wr > BLUE_MAX_QP_WR) {
+		blue__logf("create_qp: max_send_wr %u / max_recv_wr %u; the device takes "
+			   "1..%d / 0..%d", c->max_send_wr, c->max_recv_wr, BLUE_MAX_QP_WR,
+			   BLUE_MAX_QP_WR);
+		return EINVAL;
+	}
+	if (c->max_send_sge > BLUE_MAX_SGE || c->max_recv_sge > BLUE_MAX_SGE) {
+		blue__logf("create_qp: max_send_sge %u / max_recv_sge %u; the device takes "
+			   "at most %d", c->max_send_sge, c->max_recv_sge, BLUE_MAX_SGE);
+		return EINVAL;
+	}
+	if (c->max_inline_data > BLUE_MAX_INLINE) {
+		blue__logf("create_qp: max_inline_data %u; the device takes at most %d",
+			   c->max_inline_data, BLUE_MAX_INLINE);
+		return EINVAL;
+	}
+	return 0;
+}
+
+struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *attr)
+{
+	struct blue_context *ctx;
+	struct blue_qp *qp;
+	uint32_t qpn, sge;
+	int err;
+
+	if (!pd || !attr) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ctx = pd->ctx;
+	if (attr->qp_type != BLUE_QPT_RC) {
+		blue__logf("create_qp: QP type %d is not supported; only RC (%d) is",
+			   attr->qp_type, BLUE_QPT_RC);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr->send_cq || !attr->recv_cq || attr->send_cq->ctx != ctx ||
+	    attr->recv_cq->ctx != ctx) {
+		blue__logf("create_qp: a send and a receive CQ of the same context are needed");
+		errno = EINVAL;
+		return NULL;
+	}
+	err = cap_check(&attr->cap);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* a WQE's SGE array doubles as the inline buffer: at least one SGE of room */
+	sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
+	err = blue__wq_init(&qp->sq, 1, attr->cap.max_send_wr, sge, attr->cap.max_inline_data);
+	if (!err)
+		err = blue__wq_init(&qp->rq, 0, attr->cap.max_recv_wr,
+				    attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1, 0);
+	if (!err) {
+		qp->sq_eng = calloc(blue_ring_size(&qp->sq.ring), sizeof(*qp->sq_eng));
+		if (!qp->sq_eng)
+			err = -ENOMEM;
+	}
+	if (err)
+		goto fail;
+	err = qpn_claim(ctx->qp_tbl, &qpn);
+	if (err) {
+		blue__logf("create_qp: all %u QP slots of the %s HAL are in use", BLUE_MAX_QP,
+			   ctx->hal->ops->name);
+		goto fail;
+	}
+	qp->qpn = qpn;
+	qp->live = &ctx->qp_tbl[blue_qpn_slot(qpn)];
+	live_clear(qp->live);
+	qp->live->type = BLUE_QPT_RC;
+	qp->live->local_ip = ctx->ip;
+	err = blue_hal_flow_bind(ctx->sock, qpn);
+	if (err) {
+		blue__logf("create_qp: cannot steer QPN 0x%x to the context's socket: %s", qpn,
+			   strerror(-err));
+		__atomic_store_n(&qp->live->qpn, 0, __ATOMIC_RELEASE);
+		goto fail;
+	}
+	qp->ctx = ctx;
+	qp->pd = pd;
+	qp->send_cq = attr->send_cq;
+	qp->recv_cq = attr->recv_cq;
+	qp->qp_context = attr->qp_context;
+	qp->sq_sig_all = attr->sq_sig_all != 0;
+	qp->port_num = 1;
+	/* report what was allocated, as ibv_create_qp does */
+	attr->cap.max_send_wr = qp->sq.max_wr;
+	attr->cap.max_recv_wr = qp->rq.max_wr;
+	attr->cap.max_send_sge = sge;
+	attr->cap.max_recv_sge = qp->rq.max_sge;
+	attr->cap.max_inline_data = qp->sq.max_inline;
+	qp->next = ctx->qps;
+	ctx->qps = qp;
+	ctx->qp_by_slot[blue_qpn_slot(qpn)] = qp;
+	ctx->nqp++;
+	pd->nqp++;
+	qp->send_cq->nqp++;
+	qp->recv_cq->nqp++;
+	return qp;
+fail:
+	blue__wq_fini(&qp->sq);
+	blue__wq_fini(&qp->rq);
+	free(qp->sq_eng);
+	free(qp);
+	errno = -err;
+	return NULL;
+}
+
+int blue_destroy_qp(struct blue_qp *qp)
+{
+	struct blue_context *ctx;
+	struct blue_qp **pp;
+
+	if (!qp)
+		return EINVAL;
+	ctx = qp->ctx;
+	/* stop steering first (RESET drops at XDP), then free the slot for others */
+	live_clear(qp->live);
+	blue_hal_flow_unbind(ctx->hal, qp->qpn);
+	ctx->qp_by_slot[blue_qpn_slot(qp->qpn)] = NULL;
+	for (pp = &ctx->qps; *pp; pp = &(*pp)->next) {
+		if (*pp == qp) {
+			*pp = qp->next;
+			break;
+		}
+	}
+	ctx->nqp--;
+	qp->pd->nqp--;
+	qp->send_cq->nqp--;
+	qp->recv_cq->nqp--;
+	blue__wq_fini(&qp->sq);
+	blue__wq_fini(&qp->rq);
+	free(qp->sq_eng);
+	free(qp);
+	return 0;
+}
+
+uint32_t blue_qp_num(const struct blue_qp *qp)
+{
+	return qp ? qp->qpn : 0;
+}
+
+/* ---- modify: the state machine ----------------------------------------------- */
+
+struct qp_trans {
+	bool valid;
+	uint32_t req;	/* attributes the transition needs */
+	uint32_t opt;	/* attributes it may also take */
+};
+
+#define QPS_N (BLUE_QPS_ERR + 1)
+
+/*
+ * IBA 10.3.1 transitions for an RC QP and, per transition, the required and optional
+ * attributes as ib_modify_qp_is_ok() (the kernel's qp_state_table) has them. Alternate
+ * paths and path migration are not supported, so those optional bits are absent.
+ */
+static const struct qp_trans rc_trans[QPS_N][QPS_N] = {
+	[BLUE_QPS_RESET] = {
+		[BLUE_QPS_RESET] = { .valid = true },
+		[BLUE_QPS_INIT] = { .valid = true,
+			.req = BLUE_QP_PKEY_INDEX | BLUE_QP_PORT | BLUE_QP_ACCESS_FLAGS },
+	},
+	[BLUE_QPS_INIT] = {
+		[BLUE_QPS_INIT] = { .valid = true,
+			.opt = BLUE_QP_PKEY_INDEX | BLUE_QP_PORT | BLUE_QP_ACCESS_FLAGS },
+		[BLUE_QPS_RTR] = { .valid = true,
+			.req = BLUE_QP_AV | BLUE_QP_PATH_MTU | BLUE_QP_DEST_QPN | BLUE_QP_RQ_PSN |
+			       BLUE_QP_MAX_DEST_RD_ATOMIC | BLUE_QP_MIN_RNR_TIMER,
+			.opt = BLUE_QP_PKEY_INDEX | BLUE_QP_ACCESS_FLAGS },
+	},
+	[BLUE_QPS_RTR] = {
+		[BLUE_QPS_RTS] = { .valid = true,
+			.req = BLUE_QP_SQ_PSN | BLUE_QP_TIMEOUT | BLUE_QP_RETRY_CNT |
+			       BLUE_QP_RNR_RETRY | BLUE_QP_MAX_QP_RD_ATOMIC,
+			.opt = BLUE_QP_CUR_STATE | BLUE_QP_ACCESS_FLAGS | BLUE_QP_MIN_RNR_TIMER },
+	},
+	[BLUE_QPS_RTS] = {
+		[BLUE_QPS_RTS] = { .valid = true,
+			.opt = BLUE_QP_CUR_STATE | BLUE_QP_ACCESS_FLAGS | BLUE_QP_MIN_RNR_TIMER },
+		[BLUE_QPS_SQD] = { .valid = true },
+	},
+	[BLUE_QPS_SQD] = {
+		[BLUE_QPS_RTS] = { .valid = true,
+			.opt = BLUE_QP_CUR_STATE | BLUE_QP_ACCESS_FLAGS | BLUE_QP_MIN_RNR_TIMER },
+		[BLUE_QPS_SQD] = { .valid = true,
+			.opt = BLUE_QP_ACCESS_FLAGS | BLUE_QP_MIN_RNR_TIMER | BLUE_QP_TIMEOUT |
+			       BLUE_QP_RETRY_CNT | BLUE_QP_RNR_RETRY | BLUE_QP_MAX_QP_RD_ATOMIC |
+			       BLUE_QP_MAX_DEST_RD_ATOMIC },
+	},
+	[BLUE_QPS_SQE] = {
+		[BLUE_QPS_RTS] = { .valid = true,
+			.opt = BLUE_QP_CUR_STATE | BLUE_QP_ACCESS_FLAGS },
+	},
+};
+
+static bool trans_valid(unsigned int cur, unsigned int next, struct qp_trans *t)
+{
+	/* IBA 10.3.1: any state may go to RESET or ERROR, with no attributes */
+	if (next == BLUE_QPS_RESET || next == BLUE_QPS_ERR) {
+		*t = (struct qp_trans){ .valid = true };
+		return true;
+	}
+	*t = rc_trans[cur][next];
+	return t->valid;
+}
+
+static const char *attr_name(uint32_t bit)
+{
+	switch (bit) {
+	case BLUE_QP_STATE:		return "BLUE_QP_STATE";
+	case BLUE_QP_CUR_STATE:		return "BLUE_QP_CUR_STATE";
+	case BLUE_QP_ACCESS_FLAGS:	return "BLUE_QP_ACCESS_FLAGS";
+	case BLUE_QP_PKEY_INDEX:	return "BLUE_QP_PKEY_INDEX";
+	case BLUE_QP_PORT:		return "BLUE_QP_PORT";
+	case BLUE_QP_AV:		return "BLUE_QP_AV";
+	case BLUE_QP_PATH_MTU:		return "BLUE_QP_PATH_MTU";
+	case BLUE_QP_TIMEOUT:		return "BLUE_QP_TIMEOUT";
+	case BLUE_QP_RETRY_CNT:		return "BLUE_QP_RETRY_CNT";
+	case BLUE_QP_RNR_RETRY:		return "BLUE_QP_RNR_RETRY";
+	case BLUE_QP_RQ_PSN:		return "BLUE_QP_RQ_PSN";
+	case BLUE_QP_MAX_QP_RD_ATOMIC:	return "BLUE_QP_MAX_QP_RD_ATOMIC";
+	case BLUE_QP_MIN_RNR_TIMER:	return "BLUE_QP_MIN_RNR_TIMER";
+	case BLUE_QP_SQ_PSN:		return "BLUE_QP_SQ_PSN";
+	case BLUE_QP_MAX_DEST_RD_ATOMIC: return "BLUE_QP_MAX_DEST_RD_ATOMIC";
+	case BLUE_QP_CAP:		return "BLUE_QP_CAP";
+	case BLUE_QP_DEST_QPN:		return "BLUE_QP_DEST_QPN";
+	}
+	return "an unknown attribute bit";
+}
+
+/* "A, B and C" for the bits of @mask, into @buf. */
+static const char *attr_list(uint32_t mask, char *buf, size_t len)
+{
+	size_t off = 0;
+	uint32_t bit;
+
+	buf[0] = 0;
+	for (bit = 1; bit && off < len; bit <<= 1) {
+		if (!(mask & bit))
+			continue;
+		mask &= ~bit;
+		off += (size_t)snprintf(buf + off, len - off, "%s%s",
+					off ? (mask ? ", " : " and ") : "", attr_name(bit));
+	}
+	return buf;
+}
+
+/* Is @gid an IPv4-mapped IPv6 address (::ffff:a.b.c.d, annex A17.4.1)? */
+static bool gid_ipv4(const union blue_gid *gid, uint32_t *ip)
+{
+	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (memcmp(gid->raw, prefix, sizeof(prefix)))
+		return false;
+	memcpy(ip, gid->raw + 12, 4);
+	return true;
+}
+
+#define MODIFY_ERR(qpn, fmt, ...) do { \
+		blue__logf("modify_qp: QP 0x%x: " fmt, qpn, ##__VA_ARGS__); \
+		return EINVAL; \
+	} while (0)
+
+/* Value checks of everything @mask names; nothing is changed. */
+static int attr_check(struct blue_qp *qp, const struct blue_qp_attr *a, uint32_t mask,
+		      uint32_t *peer_ip, uint8_t peer_mac[6])
+{
+	const uint32_t access_all = BLUE_ACCESS_LOCAL_WRITE | BLUE_ACCESS_REMOTE_WRITE |
+				    BLUE_ACCESS_REMOTE_READ | BLUE_ACCESS_REMOTE_ATOMIC;
+	char ipstr[INET_ADDRSTRLEN];
+
+	if ((mask & BLUE_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~access_all))
+		MODIFY_ERR(qp->qpn, "unknown qp_access_flags bits 0x%x",
+			   a->qp_access_flags & ~access_all);
+	if ((mask & BLUE_QP_PKEY_INDEX) && a->pkey_index != 0)
+		MODIFY_ERR(qp->qpn, "pkey_index %u; the P_Key table has one entry (index 0)",
+			   a->pkey_index);
+	if ((mask & BLUE_QP_PORT) && a->port_num != 1)
+		MODIFY_ERR(qp->qpn, "port_num %u; the device has port 1 only", a->port_num);
+	if ((mask & BLUE_QP_PATH_MTU) &&
+	    (blue_mtu_bytes(a->path_mtu) < 0 || a->path_mtu > qp->ctx->active_mtu))
+		MODIFY_ERR(qp->qpn, "path_mtu %d is not an MTU this port carries "
+			   "(1=256 .. %d=%d)", a->path_mtu, qp->ctx->active_mtu,
+			   blue_mtu_bytes(qp->ctx->active_mtu));
+	if ((mask & BLUE_QP_DEST_QPN) && (a->dest_qp_num > BLUE_QPN_MASK || a->dest_qp_num < 2))
+		MODIFY_ERR(qp->qpn, "dest_qp_num 0x%x is not a 24-bit QPN above 1",
+			   a->dest_qp_num);
+	if ((mask & BLUE_QP_TIMEOUT) && a->timeout > 31)
+		MODIFY_ERR(qp->qpn, "timeout %u; it is a 5-bit exponent (0..31)", a->timeout);
+	if ((mask & BLUE_QP_RETRY_CNT) && a->retry_cnt > 7)
+		MODIFY_ERR(qp->qpn, "retry_cnt %u; it is 3 bits (0..7)", a->retry_cnt);
+	if ((mask & BLUE_QP_RNR_RETRY) && a->rnr_retry > 7)
+		MODIFY_ERR(qp->qpn, "rnr_retry %u; it is 3 bits (0..7, 7 = infinite)",
+			   a->rnr_retry);
+	if ((mask & BLUE_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		MODIFY_ERR(qp->qpn, "min_rnr_timer %u; it is 5 bits (IBA table 45)",
+			   a->min_rnr_timer);
+	if ((mask & BLUE_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > BLUE_MAX_RD_ATOMIC)
+		MODIFY_ERR(qp->qpn, "max_rd_atomic %u; the device allows %d", a->max_rd_atomic,
+			   BLUE_MAX_RD_ATOMIC);
+	if ((mask & BLUE_QP_MAX_DEST_RD_ATOMIC) && a->max_dest_rd_atomic > BLUE_MAX_RD_ATOMIC)
+		MODIFY_ERR(qp->qpn, "max_dest_rd_atomic %u; the device allows %d",
+			   a->max_dest_rd_atomic, BLUE_MAX_RD_ATOMIC);
+	if (mask & BLUE_QP_AV) {
+		if (a->ah_attr.port_num > 1)
+			MODIFY_ERR(qp->qpn, "ah_attr.port_num %u; the device has port 1 only",
+				   a->ah_attr.port_num);
+		if (a->ah_attr.sgid_index != 1)
+			MODIFY_ERR(qp->qpn, "sgid_index %u; use 1, the IPv4 GID (index 0 is "
+				   "the IPv6 link-local one, and RoCEv2 over IPv6 is not served yet)",
+				   a->ah_attr.sgid_index);
+		if (!gid_ipv4(&a->ah_attr.dgid, peer_ip))
+			MODIFY_ERR(qp->qpn, "the destination GID is not IPv4-mapped "
+				   "(::ffff:a.b.c.d); RoCEv2 over IPv6 is not served yet");
+		if (blue__resolve_neigh(qp->ctx, *peer_ip, peer_mac)) {
+			inet_ntop(AF_INET, peer_ip, ipstr, sizeof(ipstr));
+			MODIFY_ERR(qp->qpn, "no MAC address for the peer %s", ipstr);
+		}
+	}
+	return 0;
+}
+
+/* Back to a fresh RESET: queues emptied without completions (IBA 10.3.1). */
+static void qp_reset(struct blue_qp *qp)
+{
+	live_clear(qp->live);
+	qp->live->type = BLUE_QPT_RC;
+	qp->live->local_ip = qp->ctx->ip;
+	blue_ring_reset(&qp->sq.ring);
+	blue_ring_reset(&qp->rq.ring);
+	memset(qp->sq_eng, 0, blue_ring_size(&qp->sq.ring) * sizeof(*qp->sq_eng));
+	blue__req_reset(qp);
+	blue__resp_reset(qp);
+	blue__comp_reset(qp);
+}
+
+int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
+{
+	uint32_t mask = (uint32_t)attr_mask, missing, extra, peer_ip = 0;
+	struct blue_qp_ctx *live;
+	unsigned int cur, next;
+	uint8_t peer_mac[6];
+	struct qp_trans t;
+	char list[256];
+	int err;
+
+	if (!qp || !attr)
+		return EINVAL;
+	live = qp->live;
+	cur = live->state;
+	next = (mask & BLUE_QP_STATE) ? (unsigned int)attr->qp_state : cur;
+	if (next >= QPS_N)
+		MODIFY_ERR(qp->qpn, "qp_state %u is not a QP state", next);
+	if ((mask & BLUE_QP_CUR_STATE) && (unsigned int)attr->cur_qp_state != cur)
+		MODIFY_ERR(qp->qpn, "cur_qp_state says %s but the QP is in %s",
+			   blue__qp_state_str(attr->cur_qp_state), blue__qp_state_str(cur));
+	if (!trans_valid(cur, next, &t))
+		MODIFY_ERR(qp->qpn, "%s -> %s is not a valid transition (IBA 10.3.1)",
+			   blue__qp_state_str(cur), blue__qp_state_str(next));
+	missing = t.req & ~mask;
+	if (missing)
+		MODIFY_ERR(qp->qpn, "%s -> %s needs %s", blue__qp_state_str(cur),
+			   blue__qp_state_str(next), attr_list(missing, list, sizeof(list)));
+	extra = mask & ~(t.req | t.opt | BLUE_QP_STATE);
+	if (extra)
+		MODIFY_ERR(qp->qpn, "%s -> %s does not take %s", blue__qp_state_str(cur),
+			   blue__qp_state_str(next), attr_list(extra, list, sizeof(list)));
+	err = attr_check(qp, attr, mask, &peer_ip, peer_mac);
+	if (err)
+		return err;
+
+	/* everything is checked: apply, the state last */
+	if (next == BLUE_QPS_RESET) {
+		BLUE_PROBE3(qp_state, qp->qpn, cur, next);
+		qp_reset(qp);
+		return 0;
+	}
+	if (next == BLUE_QPS_ERR) {
+		blue__qp_error(qp, NULL);
+		return 0;
+	}
+	if (mask & BLUE_QP_ACCESS_FLAGS)
+		qp->access_flags = attr->qp_access_flags;
+	if (mask & BLUE_QP_PKEY_INDEX)
+		qp->pkey_index = attr->pkey_index;
+	if (mask & BLUE_QP_PORT)
+		qp->port_num = attr->port_num;
+	if (mask & BLUE_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & BLUE_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & BLUE_QP_PATH_MTU)
+		live->path_mtu = (uint8_t)attr->path_mtu;
+	if (mask & BLUE_QP_DEST_QPN)
+		live->peer_qpn = attr->dest_qp_num;
+	if (mask & BLUE_QP_RQ_PSN)
+		live->rq_psn = attr->rq_psn & BLUE_PSN_MASK;
+	if (mask & BLUE_QP_AV) {
+		qp->ah = attr->ah_attr;
+		live->peer_ip = peer_ip;
+		memcpy(qp->peer_mac, peer_mac, 6);
+	}
+	if (mask & BLUE_QP_TIMEOUT)
+		qp->timeout = attr->timeout;
+	if (mask & BLUE_QP_RETRY_CNT) {
+		qp->retry_cnt = attr->retry_cnt;
+		live->retry_left = attr->retry_cnt;
+	}
+	if (mask & BLUE_QP_RNR_RETRY) {
+		qp->rnr_retry = attr->rnr_retry;
+		live->rnr_left = attr->rnr_retry;
+	}
+	if (mask & BLUE_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & BLUE_QP_SQ_PSN) {
+		qp->init_sq_psn = attr->sq_psn & BLUE_PSN_MASK;
+		live->sq_psn = live->una_psn = qp->init_sq_psn;
+		qp->req.psn_hi = qp->init_sq_psn;
+	}
+	if (next != cur)
+		BLUE_PROBE3(qp_state, qp->qpn, cur, next);
+	__atomic_store_n(&live->state, (uint8_t)next, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int blue_query_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask,
+		  struct blue_qp_init_attr *init_attr)
+{
+	const struct blue_qp_ctx *live;
+
+	(void)attr_mask;	/* everything is cheap to report */
+	if (!qp || !attr)
+		return EINVAL;
+	live = qp->live;
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_state = attr->cur_qp_state = live->state;
+	attr->path_mtu = live->path_mtu;
+	attr->qp_access_flags = qp->access_flags;
+	attr->rq_psn = live->rq_psn;
+	attr->sq_psn = live->sq_psn;
+	attr->dest_qp_num = live->peer_qpn;
+	attr->cap.max_send_wr = qp->sq.max_wr;
+	attr->cap.max_recv_wr = qp->rq.max_wr;
+	attr->cap.max_send_sge = qp->sq.max_sge;
+	attr->cap.max_recv_sge = qp->rq.max_sge;
+	attr->cap.max_inline_data = qp->sq.max_inline;
+	attr->ah_attr = qp->ah;
+	attr->pkey_index = qp->pkey_index;
+	attr->port_num = qp->port_num;
+	attr->max_rd_atomic = qp->max_rd_atomic;
+	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	attr->min_rnr_timer = qp->min_rnr_timer;
+	attr->timeout = qp->timeout;
+	attr->retry_cnt = qp->retry_cnt;
+	attr->rnr_retry = qp->rnr_retry;
+	if (init_attr) {
+		memset(init_attr, 0, sizeof(*init_attr));
+		init_attr->qp_context = qp->qp_context;
+		init_attr->send_cq = qp->send_cq;
+		init_attr->recv_cq = qp->recv_cq;
+		init_attr->cap = attr->cap;
+		init_attr->qp_type = BLUE_QPT_RC;
+		init_attr->sq_sig_all = qp->sq_sig_all;
+	}
+	return 0;
+}
+
+/* ---- engine-side helpers ------------------------------------------------------ */
+
+void blue__qp_pkt(const struct blue_qp *qp, struct blue_pkt *p, uint8_t opcode, uint32_t psn)
+{
+	const struct blue_qp_ctx *live = qp->live;
+
+	blue_pkt_init(p, opcode);
+	memcpy(p->dst_mac, qp->peer_mac, 6);
+	memcpy(p->src_mac, qp->ctx->mac, 6);
+	p->saddr = live->local_ip;
+	p->daddr = live->peer_ip;
+	p->tos = qp->ah.traffic_class;
+	if (qp->ah.hop_limit)
+		p->ttl = qp->ah.hop_limit;
+	p->sport = blue_udp_sport(qp->qpn, live->peer_qpn);
+	p->dqpn = live->peer_qpn;
+	p->psn = psn & BLUE_PSN_MASK;
+}
+
+void blue__qp_error(struct blue_qp *qp, const char *why)
+{
+	struct blue_qp_ctx *live = qp->live;
+
+	if (live->state == BLUE_QPS_ERR)
+		return;
+	if (why)
+		blue__logf("QP 0x%x: %s -> ERROR: %s", qp->qpn, blue__qp_state_str(live->state),
+			   why);
+	BLUE_PROBE3(qp_state, qp->qpn, live->state, BLUE_QPS_ERR);
+	__atomic_store_n(&live->state, BLUE_QPS_ERR, __ATOMIC_RELEASE);
+	live->timer_deadline_ns = 0;
+	qp->comp.timer = BLUE_TIMER_NONE;
+	qp->comp.rnr_wait = false;
+	qp->resp.in_msg = BLUE_MSG_NONE;
+}
+
+static enum blue_wc_opcode wc_opcode(uint32_t wr_opcode)
+{
+	switch (wr_opcode) {
+	case BLUE_WR_RDMA_WRITE:
+	case BLUE_WR_RDMA_WRITE_WITH_IMM:	return BLUE_WC_RDMA_WRITE;
+	case BLUE_WR_RDMA_READ:			return BLUE_WC_RDMA_READ;
+	case BLUE_WR_ATOMIC_CMP_AND_SWP:	return BLUE_WC_COMP_SWAP;
+	case BLUE_WR_ATOMIC_FETCH_AND_ADD:	return BLUE_WC_FETCH_ADD;
+	default:				return BLUE_WC_SEND;
+	}
+}
+
+int blue__sq_complete(struct blue_qp *qp, enum blue_wc_status status)
+{
+	struct blue_ring *r = &qp->sq.ring;
+	uint32_t idx = blue_ring_cons_own(r);
+	const struct blue_send_wqe *w = blue_sq_wqe(&qp->sq, idx);
+	struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
+
+	/* an error always completes, signaled or not (as rxe and every RNIC do) */
+	if ((w->send_flags & BLUE_SEND_SIGNALED) || status != BLUE_WC_SUCCESS) {
+		struct blue_wc wc = {
+			.wr_id = w->wr_id,
+			.status = status,
+			.opcode = wc_opcode(w->opcode),
+			.byte_len = w->length,
+			.qp_num = qp->qpn,
+		};
+
+		if (blue__cq_push(qp->send_cq, &wc, false))
+			return -ENOSPC;
+		BLUE_PROBE4(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode);
+	}
+	memset(e, 0, sizeof(*e));
+	blue_ring_consume(r, 1);
+	/* the requester never stays behind the oldest WQE */
+	if ((int32_t)(qp->req.idx - (idx + 1)) < 0) {
+		qp->req.idx = idx + 1;
+		qp->req.offset = 0;
+	}
+	return 0;
+}
+
+void blue__qp_flush(struct blue_qp *qp)
+{
+	struct blue_ring *rq = &qp->rq.ring;
+	struct blue_wc wc;
+
+	while (blue_ring_count(&qp->sq.ring)) {
+		const struct blue_swqe_eng *e =
+			blue__sq_eng(qp, blue_ring_cons_own(&qp->sq.ring));
+		enum blue_wc_status st = e->state == BLUE_SWQE_ERROR ?
+					 (enum blue_wc_status)e->status : BLUE_WC_WR_FLUSH_ERR;
+
+		if (blue__sq_complete(qp, st))
+			break;
+	}
+	while (blue_ring_count(rq)) {
+		const struct blue_recv_wqe *w = blue_rq_wqe(&qp->rq, blue_ring_cons_own(rq));
+
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = w->wr_id;
+		wc.status = BLUE_WC_WR_FLUSH_ERR;
+		wc.opcode = BLUE_WC_RECV;
+		wc.qp_num = qp->qpn;
+		if (blue__cq_push(qp->recv_cq, &wc, false))
+			break;
+		BLUE_PROBE4(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode);
+		blue_ring_consume(rq, 1);
+	}
+}

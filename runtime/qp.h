@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Queue pairs. A QP's live transport state (state, PSNs, counters, timer, peer) is its
+ * entry in the QP-context table (struct blue_qp_ctx in include/blue/qp_ctx.h), reached
+ * through qp->live and used in place: there is no second copy to drift. What is here
+ * besides is what the table has no field for: the queues, the attributes modify_qp set
+ * (timeouts, retry counts, access flags, the peer's MAC), and the requester, responder
+ * and completer sub-states.
+ */
+#ifndef BLUE_RUNTIME_QP_H
+#define BLUE_RUNTIME_QP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <blue/blue.h>
+#include <blue/wire.h>
+
+#include "runtime/comp.h"
+#include "runtime/cq.h"
+#include "runtime/device.h"
+#include "runtime/req.h"
+#include "runtime/resp.h"
+#include "runtime/wq.h"
+
+struct blue_pkt;
+
+struct blue_qp {
+	struct blue_context *ctx;
+	struct blue_pd *pd;
+	struct blue_cq *send_cq;
+	struct blue_cq *recv_cq;
+	void *qp_context;
+	struct blue_qp_ctx *live;	/* this QP's entry in the QP-context table */
+	uint32_t qpn;
+	bool sq_sig_all;
+	struct blue_qp *next;		/* in ctx->qps */
+
+	/* attributes with no field in the live context (set by modify_qp) */
+	uint32_t access_flags;		/* remote rights the QP grants (qp_access_flags) */
+	uint16_t pkey_index;
+	uint8_t port_num;
+	uint8_t timeout;		/* local ACK timeout exponent; 0 = infinite */
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;		/* 7 = infinite */
+	uint8_t min_rnr_timer;		/* what our RNR NAKs ask the peer to wait */
+	uint8_t max_rd_atomic;		/* READ/atomics we may have outstanding */
+	uint8_t max_dest_rd_atomic;	/* READ/atomics the peer may have outstanding here */
+	uint32_t init_sq_psn;		/* as set at RTR->RTS, for query_qp */
+	struct blue_ah_attr ah;
+	uint8_t peer_mac[6];
+
+	/* queues */
+	struct blue_wq sq;
+	struct blue_wq rq;
+	struct blue_swqe_eng *sq_eng;	/* engine state per send-ring entry */
+
+	/* transport */
+	struct blue_req req;
+	struct blue_resp resp;
+	struct blue_comp comp;
+};
+
+/* The path MTU in bytes (from the live context). */
+static inline uint32_t blue__qp_mtu(const struct blue_qp *qp)
+{
+	return (uint32_t)blue_mtu_bytes((enum blue_mtu)qp->live->path_mtu);
+}
+
+static inline struct blue_swqe_eng *blue__sq_eng(const struct blue_qp *qp, uint32_t idx)
+{
+	return &qp->sq_eng[idx & qp->sq.ring.mask];
+}
+
+/* Packets a READ of @len bytes is answered with (IBA 9.7: each consumes a PSN). */
+static inline uint32_t blue__read_npkts(uint32_t len, uint32_t mtu)
+{
+	return len ? (len + mtu - 1) / mtu : 1;
+}
+
+/* blue__qp_pkt() - a packet to the peer with the QP's addresses, QPN and @psn filled in. */
+void blue__qp_pkt(const struct blue_qp *qp, struct blue_pkt *p, uint8_t opcode, uint32_t psn)
+	__attribute__((visibility("hidden")));
+
+/*
+ * blue__qp_error() - move the QP to ERROR from the engine (a retry count ran out, a
+ * remote or local error). The engine then flushes every WQE (blue__qp_flush).
+ */
+void blue__qp_error(struct blue_qp *qp, const char *why) __attribute__((visibility("hidden")));
+
+/*
+ * blue__qp_flush() - in ERROR: complete every send and receive WQE still queued with
+ * BLUE_WC_WR_FLUSH_ERR (a WQE that failed locally with its own status). Stops early if
+ * a CQ is full and resumes on the next pass.
+ */
+void blue__qp_flush(struct blue_qp *qp) __attribute__((visibility("hidden")));
+
+/*
+ * blue__sq_complete() - retire the oldest send WQE with @status, writing a CQE if it
+ * was signaled or failed (IBA: errors always complete).
+ * Return: 0, or -ENOSPC when the send CQ is full (nothing retired).
+ */
+int blue__sq_complete(struct blue_qp *qp, enum blue_wc_status status)
+	__attribute__((visibility("hidden")));
+
+/*
+ * blue__qp_tx() - send @p for this QP in the current pass, counting it in the live
+ * context. Return: 0, or -EAGAIN when the pass has no frame or budget left.
+ */
+int blue__qp_tx(struct blue_qp *qp, const struct blue_pkt *p) __attribute__((visibility("hidden")));
+
+/* The state names for logs: "RESET", "INIT", ... */
+const char *blue__qp_state_str(unsigned int state) __attribute__((visibility("hidden")));
+
+#endif /* BLUE_RUNTIME_QP_H */

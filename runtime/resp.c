@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The responder (IBA 9.7, the responder side). Each request packet is checked in the
+ * order IBA and rxe check it: PSN (in order / duplicate / ahead), opcode sequence, QP
+ * rights, receive resources, R_Key; only then is memory touched. So a remote access
+ * violation is answered with a NAK and never writes or reads a byte.
+ *
+ *  - ahead of the expected PSN: a sequence-error NAK, once per gap (last_nak_psn in
+ *    the live context remembers which gap was NAK'd);
+ *  - a duplicate SEND/WRITE: re-ACK the latest PSN (as rxe does);
+ *  - a duplicate READ: executed again from memory; a duplicate atomic: answered from
+ *    the per-QP cache of atomic results, never executed twice;
+ *  - a SEND with no receive WQE posted: an RNR NAK carrying min_rnr_timer.
+ *
+ * Outgoing ACKs, NAKs and READ responses go through an ordered queue (resp.out); a
+ * plain ACK queued behind a plain ACK replaces it (coalescing: the latest PSN and MSN
+ * acknowledge everything before them).
+ */
+#include <endian.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "runtime/log.h"
+#include "runtime/probes.h"
+#include "runtime/progress.h"
+#include "runtime/qp.h"
+
+const char *const blue__resp_state_name[BLUE_RESP__MAX] = {
+	[BLUE_RESP_CHECK_PSN] = "check_psn",
+	[BLUE_RESP_DUPLICATE] = "duplicate",
+	[BLUE_RESP_SEQ_ERR] = "seq_err",
+	[BLUE_RESP_CHECK_OP_SEQ] = "check_op_seq",
+	[BLUE_RESP_CHECK_OP_VALID] = "check_op_valid",
+	[BLUE_RESP_CHECK_RESOURCE] = "check_resource",
+	[BLUE_RESP_CHECK_RKEY] = "check_rkey",
+	[BLUE_RESP_EXECUTE] = "execute",
+	[BLUE_RESP_COMPLETE] = "complete",
+	[BLUE_RESP_ACK] = "ack",
+	[BLUE_RESP_RNR] = "rnr",
+	[BLUE_RESP_NAK] = "nak",
+	[BLUE_RESP_DONE] = "done",
+};
+
+/* An ACK with the credit field "invalid": no end-to-end credits (what rxe sends). */
+#define AETH_ACK_NO_CREDIT	(BLUE_AETH_ACK | 0x1f)
+
+_Static_assert((BLUE_RESP_OUTQ & (BLUE_RESP_OUTQ - 1)) == 0, "out queue is a power of two");
+
+static bool op_is_send(uint8_t op)
+{
+	return op <= BLUE_OP_RC_SEND_ONLY_IMM || op == BLUE_OP_RC_SEND_LAST_INV ||
+	       op == BLUE_OP_RC_SEND_ONLY_INV;
+}
+
+static bool op_is_write(uint8_t op)
+{
+	return op >= BLUE_OP_RC_WRITE_FIRST && op <= BLUE_OP_RC_WRITE_ONLY_IMM;
+}
+
+static bool op_is_atomic(uint8_t op)
+{
+	return op == BLUE_OP_RC_COMPARE_SWAP || op == BLUE_OP_RC_FETCH_ADD;
+}
+
+/* ---- the ordered out queue ------------------------------------------------------- */
+
+static uint32_t out_room(const struct blue_qp *qp)
+{
+	return BLUE_RESP_OUTQ - (qp->resp.out_prod - qp->resp.out_cons);
+}
+
+static struct blue_resp_out *out_push(struct blue_qp *qp, uint8_t kind)
+{
+	struct blue_resp_out *o;
+
+	if (!out_room(qp))
+		return NULL;
+	o = &qp->resp.out[qp->resp.out_prod++ & (BLUE_RESP_OUTQ - 1)];
+	memset(o, 0, sizeof(*o));
+	o->kind = kind;
+	o->msn = qp->live->msn;
+	return o;
+}
+
+/* Queue an ACK/NAK; a plain ACK behind a plain ACK replaces it. Return: false if full. */
+static bool queue_ack(struct blue_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct blue_resp *r = &qp->resp;
+	struct blue_resp_out *o;
+
+	if (syndrome == AETH_ACK_NO_CREDIT && r->out_prod != r->out_cons) {
+		o = &r->out[(r->out_prod - 1) & (BLUE_RESP_OUTQ - 1)];
+		if (o->kind == BLUE_OUT_ACK && o->syndrome == AETH_ACK_NO_CREDIT) {
+			o->psn = psn;
+			o->msn = qp->live->msn;
+			return true;
+		}
+	}
+	o = out_push(qp, BLUE_OUT_ACK);
+	if (!o)
+		return false;
+	o->syndrome = syndrome;
+	o->psn = psn;
+	return true;
+}
+
+/* A NAK, remembered in the live context (IBA 9.7: NAK a gap once). */
+static void queue_nak(struct blue_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	struct blue_qp_ctx *live = qp->live;
+
+	if (queue_ack(qp, syndrome, psn)) {
+		live->naks_sent++;
+		BLUE_PROBE3(nak_sent, qp->qpn, psn, syndrome);
+		live->last_nak_psn = psn;
+		live->last_nak_syndrome = syndrome;
+	}
+}
+
+/* ---- receive WQEs ----------------------------------------------------------------- */
+
+/*
+ * Place @len bytes at @off of the receive WQE @w, checking each SGE's L_Key as it is
+ * used. Return: BLUE_WC_SUCCESS, BLUE_WC_LOC_LEN_ERR (the message is longer than the
+ * buffers) or BLUE_WC_LOC_PROT_ERR (an SGE's key or range is bad).
+ */
+static enum blue_wc_status recv_place(struct blue_qp *qp, const struct blue_recv_wqe *w,
+				      uint32_t off, const uint8_t *data, uint32_t len)
+{
+	uint32_t i, start = 0, done = 0;
+	enum blue_mr_verdict v;
+	void *host;
+
+	if (len > w->length || off > w->length - len)
+		return BLUE_WC_LOC_LEN_ERR;
+	for (i = 0; i < w->num_sge && done < len; i++) {
+		uint32_t end = start + w->sge[i].length, from, n;
+
+		if (off + done < end) {
+			from = off + done - start;
+			n = w->sge[i].length - from;
+			if (n > len - done)
+				n = len - done;
+			v = blue__mr_check(qp->ctx, qp->pd, w->sge[i].lkey, w->sge[i].addr + from,
+					   n, BLUE_ACCESS_LOCAL_WRITE, &host);
+			if (v != BLUE_MR_OK) {
+				blue__logf("QP 0x%x: receive wr_id %llu, SGE %u (lkey 0x%x): %s",
+					   qp->qpn, (unsigned long long)w->wr_id, i,
+					   w->sge[i].lkey, blue__mr_verdict_str(v));
+				return BLUE_WC_LOC_PROT_ERR;
+			}
+			memcpy(host, data + done, n);
+			done += n;
+		}
+		start = end;
+	}
+	return BLUE_WC_SUCCESS;
+}
+
+/* Complete the receive WQE at the head of the receive queue. */
+static void recv_complete(struct blue_qp *qp, enum blue_wc_status status,
+			  enum blue_wc_opcode opcode, uint32_t byte_len,
+			  const struct blue_pkt *p)
+{
+	struct blue_ring *rq = &qp->rq.ring;
+	const struct blue_recv_wqe *w = blue_rq_wqe(&qp->rq, blue_ring_cons_own(rq));
+	struct blue_wc wc = {
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.qp_num = qp->qpn,
+		.src_qp = qp->live->peer_qpn,
+	};
+
+	if (status == BLUE_WC_SUCCESS && (blue_opcode_flags(p->opcode) & BLUE_OPF_IMMDT)) {
+		wc.wc_flags = BLUE_WC_WITH_IMM;
+		wc.imm_data = htobe32(p->imm);	/* network order, as ibverbs */
+	}
+	/* the CQ had room (checked before executing), unless this is an error */
+	if (blue__cq_push(qp->recv_cq, &wc, p->se) == 0)
+		BLUE_PROBE4(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode);
+	blue_ring_consume(rq, 1);
+}
+
+/* ---- the request path ---------------------------------------------------------------- */
+
+void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)
+{
+	struct blue_qp_ctx *live = qp->live;
+	struct blue_resp *r = &qp->resp;
+	enum blue_resp_state st = BLUE_RESP_CHECK_PSN;
+	uint8_t op = p->opcode, nak = 0;
+	uint32_t fl = blue_opcode_flags(op), mtu = blue__qp_mtu(qp), len = 0, i;
+	bool first = fl & BLUE_OPF_FIRST, last = fl & BLUE_OPF_LAST;
+	bool is_send = op_is_send(op), is_write = op_is_write(op);
+	bool is_read = op == BLUE_OP_RC_READ_REQUEST, is_atomic = op_is_atomic(op);
+	bool wants_rwqe = (is_send && first) || (is_write && (fl & BLUE_OPF_IMMDT));
+	bool completes_rwqe = (is_send && last) || (is_write && (fl & BLUE_OPF_IMMDT));
+	enum blue_wc_status rst = BLUE_WC_SUCCESS;
+	struct blue_resp_out *o;
+	enum blue_mr_verdict v;
+	void *mem = NULL;
+	uint64_t orig = 0;
+	char why[128] = "";
+
+	if (live->state != BLUE_QPS_RTR && live->state != BLUE_QPS_RTS &&
+	    live->state != BLUE_QPS_SQD && live->state != BLUE_QPS_SQE)
+		return;	/* IBA 10.3.1: INIT and ERROR drop what they receive */
+	live->rx_pkts++;
+	live->rx_bytes += p->payload_len;
+
+	for (;;) {
+		switch (st) {
+		case BLUE_RESP_CHECK_PSN: {
+			int32_t d = blue_psn_diff(p->psn, live->rq_psn);
+
+			st = d > 0 ? BLUE_RESP_SEQ_ERR : d < 0 ? BLUE_RESP_DUPLICATE :
+			     BLUE_RESP_CHECK_OP_SEQ;
+			break;
+		}
+
+		case BLUE_RESP_SEQ_ERR:
+			/* one NAK per gap: the requester goes back N on the first */
+			if (live->last_nak_psn != live->rq_psn ||
+			    (live->last_nak_syndrome != BLUE_NAK_PSN_SEQ_ERR &&
+			     (live->last_nak_syndrome & BLUE_AETH_TYPE_MASK) != BLUE_AETH_RNR_NAK))
+				queue_nak(qp, BLUE_NAK_PSN_SEQ_ERR, live->rq_psn);
+			st = BLUE_RESP_DONE;
+			break;
+
+		case BLUE_RESP_DUPLICATE:
+			st = BLUE_RESP_DONE;
+			if (is_send || is_write) {
+				/* its ACK was lost, or is coming: say how far we got */
+				queue_ack(qp, AETH_ACK_NO_CREDIT, blue_psn_add(live->rq_psn,
+									       BLUE_PSN_MASK));
+			} else if (is_read) {
+				/* re-executed from memory, with the same checks as the first time */
+				len = p->reth.len;
+				if (!(qp->access_flags & BLUE_ACCESS_REMOTE_READ))
+					break;
+				if (len && blue__mr_check(qp->ctx, qp->pd, p->reth.rkey, p->reth.va,
+							  len, BLUE_ACCESS_REMOTE_READ,
+							  &mem) != BLUE_MR_OK)
+					break;
+				o = out_push(qp, BLUE_OUT_READ);
+				if (o) {
+					o->psn = p->psn;
+					o->src = mem;
+					o->len = len;
+				}
+			} else if (is_atomic) {
+				/* answered from the cache, never executed again */
+				for (i = 0; i < BLUE_ATOMIC_CACHE; i++) {
+					if (r->atomic[i].valid && r->atomic[i].psn == p->psn) {
+						o = out_push(qp, BLUE_OUT_ATOMIC);
+						if (o) {
+							o->psn = p->psn;
+							o->orig = r->atomic[i].orig;
+						}
+						break;
+					}
+				}
+			}
+			break;
+
+		case BLUE_RESP_CHECK_OP_SEQ:
+			/* IBA 9.7: FIRST, MIDDLE..., LAST of one message, nothing between */
+			st = BLUE_RESP_CHECK_OP_VALID;
+			if ((r->in_msg == BLUE_MSG_SEND && !(is_send && !first)) ||
+			    (r->in_msg == BLUE_MSG_WRITE && !(is_write && !first)) ||
+			    (r->in_msg == BLUE_MSG_NONE && !first)) {
+				snprintf(why, sizeof(why), "opcode 0x%02x out of sequence", op);
+				nak = BLUE_NAK_INVALID_REQ;
+				st = BLUE_RESP_NAK;
+			}
+			break;
+
+		case BLUE_RESP_CHECK_OP_VALID:
+			st = BLUE_RESP_CHECK_RESOURCE;
+			nak = BLUE_NAK_INVALID_REQ;
+			if (op == BLUE_OP_RC_SEND_LAST_INV || op == BLUE_OP_RC_SEND_ONLY_INV) {
+				snprintf(why, sizeof(why), "SEND with invalidate is not supported");
+				st = BLUE_RESP_NAK;
+			} else if ((is_write && !(qp->access_flags & BLUE_ACCESS_REMOTE_WRITE)) ||
+				   (is_read && !(qp->access_flags & BLUE_ACCESS_REMOTE_READ)) ||
+				   (is_atomic && !(qp->access_flags & BLUE_ACCESS_REMOTE_ATOMIC))) {
+				/* the QP's own rights, before any MR (rxe: invalid request) */
+				snprintf(why, sizeof(why), "opcode 0x%02x not allowed by the QP's "
+					 "access flags 0x%x", op, qp->access_flags);
+				st = BLUE_RESP_NAK;
+			} else if ((fl & BLUE_OPF_PAYLOAD) &&
+				   (last ? p->payload_len > mtu : p->payload_len != mtu)) {
+				/* FIRST and MIDDLE carry exactly one path MTU */
+				snprintf(why, sizeof(why), "a %u-byte packet (opcode 0x%02x) with "
+					 "path MTU %u", p->payload_len, op, mtu);
+				st = BLUE_RESP_NAK;
+			}
+			break;
+
+		case BLUE_RESP_CHECK_RESOURCE:
+			/* no room to answer: drop it unseen; the requester will resend */
+			if (!out_room(qp) ||
+			    (completes_rwqe && !blue__cq_room(qp->recv_cq))) {
+				st = BLUE_RESP_DONE;
+				break;
+			}
+			if (wants_rwqe && !blue_ring_count(&qp->rq.ring)) {
+				st = BLUE_RESP_RNR;
+				break;
+			}
+			st = BLUE_RESP_CHECK_RKEY;
+			break;
+
+		case BLUE_RESP_CHECK_RKEY:
+			st = BLUE_RESP_EXECUTE;
+			v = BLUE_MR_OK;
+			if (is_write && first) {
+				len = p->reth.len;
+				if (len > BLUE_MAX_MSG || (last ? p->payload_len != len :
+							   len <= p->payload_len)) {
+					snprintf(why, sizeof(why), "RETH length %u does not match "
+						 "the packets", len);
+					nak = BLUE_NAK_INVALID_REQ;
+					st = BLUE_RESP_NAK;
+					break;
+				}
+				/* a zero-length WRITE names no memory: no R_Key check (rxe) */
+				if (len)
+					v = blue__mr_check(qp->ctx, qp->pd, p->reth.rkey, p->reth.va,
+							   len, BLUE_ACCESS_REMOTE_WRITE, &mem);
+				r->wr_dst = mem;
+				r->wr_resid = len;
+				r->wr_len = len;
+			} else if (is_write) {
+				if (last ? p->payload_len != r->wr_resid :
+					   p->payload_len >= r->wr_resid) {
+					snprintf(why, sizeof(why), "WRITE packets carry more or less "
+						 "than the RETH announced");
+					nak = BLUE_NAK_INVALID_REQ;
+					st = BLUE_RESP_NAK;
+					break;
+				}
+			} else if (is_read) {
+				len = p->reth.len;
+				if (len > BLUE_MAX_MSG) {
+					snprintf(why, sizeof(why), "READ of %u bytes", len);
+					nak = BLUE_NAK_INVALID_REQ;
+					st = BLUE_RESP_NAK;
+					break;
+				}
+				if (len)
+					v = blue__mr_check(qp->ctx, qp->pd, p->reth.rkey, p->reth.va,
+							   len, BLUE_ACCESS_REMOTE_READ, &mem);
+			} else if (is_atomic) {
+				if (p->atmeth.va & 7) {
+					/* atomics work on aligned 64-bit words (IBA 9.4.5) */
+					snprintf(why, sizeof(why), "atomic at unaligned 0x%llx",
+						 (unsigned long long)p->atmeth.va);
+					nak = BLUE_NAK_INVALID_REQ;
+					st = BLUE_RESP_NAK;
+					break;
+				}
+				v = blue__mr_check(qp->ctx, qp->pd, p->atmeth.rkey, p->atmeth.va, 8,
+						   BLUE_ACCESS_REMOTE_ATOMIC, &mem);
+			}
+			if (v != BLUE_MR_OK) {
+				snprintf(why, sizeof(why), "remote access at PSN 0x%x refused: %s",
+					 p->psn, blue__mr_verdict_str(v));
+				nak = BLUE_NAK_REM_ACCESS_ERR;
+				st = BLUE_RESP_NAK;
+			}
+			break;
+
+		case BLUE_RESP_EXECUTE:
+			st = BLUE_RESP_COMPLETE;
+			if (is_send) {
+				const struct blue_recv_wqe *w =
+					blue_rq_wqe(&qp->rq, blue_ring_cons_own(&qp->rq.ring));
+
+				if (first)
+					r->recv_off = 0;
+				rst = recv_place(qp, w, r->recv_off, p->payload, p->payload_len);
+				if (rst != BLUE_WC_SUCCESS) {
+					/* the receive fails locally; the sender hears why */
+					recv_complete(qp, rst, BLUE_WC_RECV, r->recv_off, p);
+					snprintf(why, sizeof(why), "receive wr_id %llu: %s",
+						 (unsigned long long)w->wr_id, blue_wc_status_str(rst));
+					nak = rst == BLUE_WC_LOC_LEN_ERR ? BLUE_NAK_INVALID_REQ :
+					      BLUE_NAK_REM_OP_ERR;
+					st = BLUE_RESP_NAK;
+					break;
+				}
+				r->recv_off += p->payload_len;
+				r->in_msg = last ? BLUE_MSG_NONE : BLUE_MSG_SEND;
+			} else if (is_write) {
+				if (p->payload_len) {
+					memcpy(r->wr_dst, p->payload, p->payload_len);
+					r->wr_dst += p->payload_len;
+					r->wr_resid -= p->payload_len;
+				}
+				r->in_msg = last ? BLUE_MSG_NONE : BLUE_MSG_WRITE;
+			} else if (is_read) {
+				o = out_push(qp, BLUE_OUT_READ);
+				o->psn = p->psn;
+				o->src = mem;
+				o->len = len;
+				o->msn = (live->msn + 1) & BLUE_PSN_MASK;
+			} else if (is_atomic) {
+				uint64_t *word = mem;
+
+				if (op == BLUE_OP_RC_COMPARE_SWAP) {
+					orig = p->atmeth.compare;
+					__atomic_compare_exchange_n(word, &orig, p->atmeth.swap_add,
+								    false, __ATOMIC_SEQ_CST,
+								    __ATOMIC_SEQ_CST);
+				} else {
+					orig = __atomic_fetch_add(word, p->atmeth.swap_add,
+								  __ATOMIC_SEQ_CST);
+				}
+				r->atomic[r->atomic_next].psn = p->psn;
+				r->atomic[r->atomic_next].orig = orig;
+				r->atomic[r->atomic_next].valid = true;
+				r->atomic_next = (r->atomic_next + 1) % BLUE_ATOMIC_CACHE;
+				o = out_push(qp, BLUE_OUT_ATOMIC);
+				o->psn = p->psn;
+				o->orig = orig;
+				o->msn = (live->msn + 1) & BLUE_PSN_MASK;
+			}
+			break;
+
+		case BLUE_RESP_COMPLETE:
+			/* IBA 9.7: a READ consumes one PSN per response packet */
+			live->rq_psn = blue_psn_add(live->rq_psn,
+						    is_read ? blue__read_npkts(len, mtu) : 1);
+			if (last)	/* MSN counts completed messages */
+				live->msn = (live->msn + 1) & BLUE_PSN_MASK;
+			if (is_send && last) {
+				recv_complete(qp, BLUE_WC_SUCCESS, BLUE_WC_RECV, r->recv_off, p);
+				r->recv_off = 0;
+			} else if (completes_rwqe) {
+				recv_complete(qp, BLUE_WC_SUCCESS, BLUE_WC_RECV_RDMA_WITH_IMM,
+					      r->wr_len, p);
+			}
+			st = BLUE_RESP_ACK;
+			break;
+
+		case BLUE_RESP_ACK:
+			if ((is_send || is_write) && p->ackreq)
+				queue_ack(qp, AETH_ACK_NO_CREDIT, p->psn);
+			st = BLUE_RESP_DONE;
+			break;
+
+		case BLUE_RESP_RNR:
+			/* IBA 9.7: no receive WQE: RNR NAK; the requester waits and resends */
+			queue_nak(qp, BLUE_AETH_RNR_NAK | (qp->min_rnr_timer & 0x1f), p->psn);
+			st = BLUE_RESP_DONE;
+			break;
+
+		case BLUE_RESP_NAK:
+			/*
+			 * Invalid request, remote access and remote operational errors: NAK
+			 * and move to ERROR, as rxe does; nothing was executed.
+			 */
+			queue_nak(qp, nak, p->psn);
+			blue__qp_error(qp, why);
+			st = BLUE_RESP_DONE;
+			break;
+
+		case BLUE_RESP_DONE:
+		default:
+			r->state = st;
+			return;
+		}
+	}
+}
+
+/* ---- the response path --------------------------------------------------------------- */
+
+static uint8_t read_resp_opcode(uint32_t idx, uint32_t npkts)
+{
+	if (npkts == 1)
+		return BLUE_OP_RC_READ_RESPONSE_ONLY;
+	if (idx == 0)
+		return BLUE_OP_RC_READ_RESPONSE_FIRST;
+	return idx == npkts - 1 ? BLUE_OP_RC_READ_RESPONSE_LAST :
+				  BLUE_OP_RC_READ_RESPONSE_MIDDLE;
+}
+
+int blue__resp_tx(struct blue_qp *qp)
+{
+	struct blue_resp *r = &qp->resp;
+	bool in_err = qp->live->state == BLUE_QPS_ERR;
+	uint32_t mtu = blue__qp_mtu(qp), npkts, idx, chunk;
+	struct blue_resp_out *o;
+	struct blue_pkt p;
+	int sent = 0;
+
+	while (r->out_cons != r->out_prod) {
+		o = &r->out[r->out_cons & (BLUE_RESP_OUTQ - 1)];
+		/* in ERROR only the NAK that put us there still goes out */
+		if (in_err && o->kind != BLUE_OUT_ACK) {
+			r->out_cons++;
+			continue;
+		}
+		switch (o->kind) {
+		case BLUE_OUT_ACK:
+			blue__qp_pkt(qp, &p, BLUE_OP_RC_ACKNOWLEDGE, o->psn);
+			p.aeth.syndrome = o->syndrome;
+			p.aeth.msn = o->msn;
+			if (blue__qp_tx(qp, &p))
+				return sent;
+			r->out_cons++;
+			break;
+		case BLUE_OUT_ATOMIC:
+			blue__qp_pkt(qp, &p, BLUE_OP_RC_ATOMIC_ACKNOWLEDGE, o->psn);
+			p.aeth.syndrome = AETH_ACK_NO_CREDIT;
+			p.aeth.msn = o->msn;
+			p.atmack.orig = o->orig;
+			if (blue__qp_tx(qp, &p))
+				return sent;
+			r->out_cons++;
+			break;
+		case BLUE_OUT_READ:
+			npkts = blue__read_npkts(o->len, mtu);
+			idx = o->off / mtu;
+			chunk = o->len - o->off < mtu ? o->len - o->off : mtu;
+			blue__qp_pkt(qp, &p, read_resp_opcode(idx, npkts),
+				     blue_psn_add(o->psn, idx));
+			p.aeth.syndrome = AETH_ACK_NO_CREDIT;
+			p.aeth.msn = o->msn;
+			p.payload = chunk ? o->src + o->off : NULL;
+			p.payload_len = chunk;
+			if (blue__qp_tx(qp, &p))
+				return sent;
+			o->off += chunk;
+			if (idx + 1 >= npkts)
+				r->out_cons++;
+			break;
+		default:
+			r->out_cons++;
+			continue;
+		}
+		sent++;
+	}
+	return sent;
+}
+
+void blue__resp_reset(struct blue_qp *qp)
+{
+	memset(&qp->resp, 0, sizeof(qp->resp));
+}

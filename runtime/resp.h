@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The responder: request packets -> execution, ACKs, NAKs, READ responses and atomic
+ * ACKs (IBA 9.7, the responder side). Its outgoing packets wait in a small ordered
+ * queue, so that a long READ response goes out over several passes and an ACK for a
+ * later request never overtakes it.
+ */
+#ifndef BLUE_RUNTIME_RESP_H
+#define BLUE_RUNTIME_RESP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/device.h"
+
+struct blue_qp;
+struct blue_pkt;
+
+enum blue_resp_state {
+	BLUE_RESP_CHECK_PSN,	/* in order, duplicate, or ahead (a gap)? */
+	BLUE_RESP_DUPLICATE,	/* re-ACK, re-read, or replay a cached atomic result */
+	BLUE_RESP_SEQ_ERR,	/* a gap: NAK once, drop */
+	BLUE_RESP_CHECK_OP_SEQ,	/* FIRST/MIDDLE/LAST in the right order */
+	BLUE_RESP_CHECK_OP_VALID, /* the QP allows this operation */
+	BLUE_RESP_CHECK_RESOURCE, /* a receive WQE for a SEND (or WRITE with imm) */
+	BLUE_RESP_CHECK_RKEY,	/* RETH/AtomicETH against the MR table */
+	BLUE_RESP_EXECUTE,	/* move the data, run the atomic, queue the READ */
+	BLUE_RESP_COMPLETE,	/* end of a message: receive completion, MSN */
+	BLUE_RESP_ACK,		/* queue a (coalesced) ACK if the packet asked for one */
+	BLUE_RESP_RNR,		/* no receive WQE: RNR NAK */
+	BLUE_RESP_NAK,		/* a class C/D error: NAK, and the QP goes to ERROR */
+	BLUE_RESP_DONE,
+	BLUE_RESP__MAX,
+};
+
+extern const char *const blue__resp_state_name[BLUE_RESP__MAX]
+	__attribute__((visibility("hidden")));
+
+enum blue_resp_out_kind {
+	BLUE_OUT_ACK = 1,	/* ACK or NAK: AETH syndrome, PSN, MSN */
+	BLUE_OUT_READ,		/* READ response packets from memory */
+	BLUE_OUT_ATOMIC,	/* atomic ACK with the original value */
+};
+
+/* One queued response. READ entries go out over as many passes as they need. */
+struct blue_resp_out {
+	uint8_t kind;		/* enum blue_resp_out_kind */
+	uint8_t syndrome;	/* AETH syndrome (ACK/NAK/RNR NAK) */
+	uint32_t psn;		/* ACK: the PSN acknowledged; READ: first response PSN */
+	uint32_t msn;
+	const uint8_t *src;	/* READ: the data, already checked against the MR */
+	uint32_t len;		/* READ: bytes in all */
+	uint32_t off;		/* READ: bytes sent so far */
+	uint64_t orig;		/* ATOMIC: the value before the operation */
+};
+
+#define BLUE_RESP_OUTQ		64	/* power of two */
+#define BLUE_ATOMIC_CACHE	BLUE_MAX_RD_ATOMIC
+
+/* A message in progress across packets (IBA 9.7: FIRST ... LAST order). */
+enum blue_resp_msg {
+	BLUE_MSG_NONE = 0,
+	BLUE_MSG_SEND,
+	BLUE_MSG_WRITE,
+};
+
+struct blue_resp {
+	enum blue_resp_state state;	/* where the last packet stopped (for debugging) */
+	uint8_t in_msg;			/* enum blue_resp_msg */
+	/* an open SEND fills the receive WQE at the head of the receive queue */
+	uint32_t recv_off;		/* bytes placed so far */
+	/* an open WRITE */
+	uint8_t *wr_dst;		/* where the next payload byte goes */
+	uint32_t wr_resid;		/* bytes the RETH announced and not yet received */
+	uint32_t wr_len;		/* the RETH length (byte_len of a WRITE with imm) */
+	/* outgoing, in PSN order */
+	struct blue_resp_out out[BLUE_RESP_OUTQ];
+	uint32_t out_prod, out_cons;
+	/* results of executed atomics, so that a duplicate is answered, not re-run */
+	struct {
+		uint32_t psn;
+		bool valid;
+		uint64_t orig;
+	} atomic[BLUE_ATOMIC_CACHE];
+	uint32_t atomic_next;
+};
+
+/* blue__resp_rx() - one request packet for this QP. */
+void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)
+	__attribute__((visibility("hidden")));
+
+/* blue__resp_tx() - send queued responses within this pass's budget. Return: packets. */
+int blue__resp_tx(struct blue_qp *qp) __attribute__((visibility("hidden")));
+
+/* blue__resp_reset() - forget all responder state (QP to RESET). */
+void blue__resp_reset(struct blue_qp *qp) __attribute__((visibility("hidden")));
+
+#endif /* BLUE_RUNTIME_RESP_H */

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A single-producer single-consumer ring of fixed-size entries, the shape of rxe's
+ * user/kernel queues (rdma-core providers/rxe/rxe_queue.h): one contiguous block that
+ * holds a header (producer and consumer index, each on its own cache line) and then
+ * 2^n entries. Nothing in the block is a pointer, so the block can later sit in shared
+ * memory between an application and the engine in the manager daemon.
+ *
+ * The work queues (wq.c) and completion queues (cq.c) are built on it:
+ *   send and receive queue: producer = API side (post_*), consumer = engine;
+ *   completion queue:       producer = engine, consumer = API side (poll_cq).
+ *
+ * Indices are free-running 32-bit counters; an entry is at (index & mask). The ring is
+ * full when prod - cons == size. Each side publishes its own index with a release store
+ * and reads the other side's with an acquire load, so an entry's bytes are visible
+ * before the index that hands it over.
+ *
+ * Geometry (mask, entry size) is kept in struct blue_ring, private to the process that
+ * maps the block, and never re-read from the block: the other side could scribble on
+ * the header, but not make us index outside our mapping.
+ */
+#ifndef BLUE_RUNTIME_RING_H
+#define BLUE_RUNTIME_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BLUE_CACHELINE 64
+
+/* The shared block's header; entries follow at offset sizeof(struct blue_ring_hdr). */
+struct blue_ring_hdr {
+	uint32_t prod __attribute__((aligned(BLUE_CACHELINE)));
+	uint32_t cons __attribute__((aligned(BLUE_CACHELINE)));
+	/* for a daemon that maps the block: what the creator laid out */
+	uint32_t log2_size __attribute__((aligned(BLUE_CACHELINE)));
+	uint32_t elem_size;
+};
+
+_Static_assert(sizeof(struct blue_ring_hdr) == 3 * BLUE_CACHELINE, "ring header layout");
+
+struct blue_ring {
+	struct blue_ring_hdr *hdr;
+	uint8_t *elems;
+	uint32_t mask;
+	uint32_t elem_size;
+	size_t map_len;
+};
+
+/*
+ * blue_ring_init() - map a ring of at least @min_count entries of @elem_size bytes
+ * (both rounded up: the count to a power of two, the size to 16 bytes).
+ * Return: 0 or -errno.
+ */
+int blue_ring_init(struct blue_ring *r, uint32_t min_count, uint32_t elem_size);
+void blue_ring_fini(struct blue_ring *r);
+
+static inline uint32_t blue_ring_size(const struct blue_ring *r)
+{
+	return r->mask + 1;
+}
+
+/* The entry at free-running index @idx. Any side; the caller owns that entry. */
+static inline void *blue_ring_elem(const struct blue_ring *r, uint32_t idx)
+{
+	return r->elems + (size_t)(idx & r->mask) * r->elem_size;
+}
+
+/* Producer side only: its own index (only it writes it). */
+static inline uint32_t blue_ring_prod_own(const struct blue_ring *r)
+{
+	return __atomic_load_n(&r->hdr->prod, __ATOMIC_RELAXED);
+}
+
+/* Consumer side only: its own index (only it writes it). */
+static inline uint32_t blue_ring_cons_own(const struct blue_ring *r)
+{
+	return __atomic_load_n(&r->hdr->cons, __ATOMIC_RELAXED);
+}
+
+/* Consumer side: the producer's index; entries before it are readable. */
+static inline uint32_t blue_ring_prod_acquire(const struct blue_ring *r)
+{
+	return __atomic_load_n(&r->hdr->prod, __ATOMIC_ACQUIRE);
+}
+
+/* Producer side: the consumer's index; entries before it may be overwritten. */
+static inline uint32_t blue_ring_cons_acquire(const struct blue_ring *r)
+{
+	return __atomic_load_n(&r->hdr->cons, __ATOMIC_ACQUIRE);
+}
+
+/* Producer side: free entries. */
+static inline uint32_t blue_ring_room(const struct blue_ring *r)
+{
+	return blue_ring_size(r) - (blue_ring_prod_own(r) - blue_ring_cons_acquire(r));
+}
+
+/* Consumer side: entries ready to consume. */
+static inline uint32_t blue_ring_count(const struct blue_ring *r)
+{
+	return blue_ring_prod_acquire(r) - blue_ring_cons_own(r);
+}
+
+/* Producer side: hand over @n written entries (release: their bytes first). */
+static inline void blue_ring_produce(struct blue_ring *r, uint32_t n)
+{
+	__atomic_store_n(&r->hdr->prod, blue_ring_prod_own(r) + n, __ATOMIC_RELEASE);
+}
+
+/* Consumer side: give back @n entries (release: we are done reading them). */
+static inline void blue_ring_consume(struct blue_ring *r, uint32_t n)
+{
+	__atomic_store_n(&r->hdr->cons, blue_ring_cons_own(r) + n, __ATOMIC_RELEASE);
+}
+
+/*
+ * Reset both indices to 0. Only when neither side is using the ring (a QP going to
+ * RESET, under the one-thread-per-context rule).
+ */
+static inline void blue_ring_reset(struct blue_ring *r)
+{
+	__atomic_store_n(&r->hdr->prod, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->hdr->cons, 0, __ATOMIC_RELEASE);
+}
+
+#endif /* BLUE_RUNTIME_RING_H */

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Send and receive queues, and the API side that fills them: blue_post_send() and
+ * blue_post_recv() check each work request, copy it into a WQE, and publish the batch
+ * with one release store (the doorbell the engine reads). They never touch the engine.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "runtime/log.h"
+#include "runtime/qp.h"
+#include "runtime/wq.h"
+
+int blue__wq_init(struct blue_wq *wq, int is_send, uint32_t max_wr, uint32_t max_sge,
+		  uint32_t max_inline)
+{
+	uint32_t size, tail;
+	int err;
+
+	if (is_send) {
+		tail = max_sge * (uint32_t)sizeof(struct blue_sge);
+		if (max_inline > tail)
+			tail = max_inline;
+		size = (uint32_t)sizeof(struct blue_send_wqe) + tail;
+	} else {
+		size = (uint32_t)sizeof(struct blue_recv_wqe) +
+		       max_sge * (uint32_t)sizeof(struct blue_sge);
+	}
+	err = blue_ring_init(&wq->ring, max_wr ? max_wr : 1, size);
+	if (err)
+		return err;
+	wq->max_wr = blue_ring_size(&wq->ring);
+	wq->max_sge = max_sge;
+	wq->max_inline = is_send ? max_inline : 0;
+	return 0;
+}
+
+void blue__wq_fini(struct blue_wq *wq)
+{
+	blue_ring_fini(&wq->ring);
+}
+
+static int send_wr_check(const struct blue_qp *qp, const struct blue_send_wr *wr,
+			 uint64_t *total)
+{
+	uint64_t len = 0;
+	int i;
+
+	if ((unsigned int)wr->opcode > BLUE_WR_ATOMIC_FETCH_AND_ADD) {
+		blue__logf("post_send: QP 0x%x: unknown opcode %d", qp->qpn, wr->opcode);
+		return EINVAL;
+	}
+	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge ||
+	    (wr->num_sge && !wr->sg_list)) {
+		blue__logf("post_send: QP 0x%x: %d SGEs, the QP was created for %u",
+			   qp->qpn, wr->num_sge, qp->sq.max_sge);
+		return EINVAL;
+	}
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (len > BLUE_MAX_MSG) {
+		blue__logf("post_send: QP 0x%x: %llu bytes, messages are at most 2^31",
+			   qp->qpn, (unsigned long long)len);
+		return EINVAL;
+	}
+	if (wr->send_flags & BLUE_SEND_INLINE) {
+		if (wr->opcode != BLUE_WR_SEND && wr->opcode != BLUE_WR_SEND_WITH_IMM &&
+		    wr->opcode != BLUE_WR_RDMA_WRITE && wr->opcode != BLUE_WR_RDMA_WRITE_WITH_IMM) {
+			blue__logf("post_send: QP 0x%x: inline data is for SEND and WRITE only",
+				   qp->qpn);
+			return EINVAL;
+		}
+		if (len > qp->sq.max_inline) {
+			blue__logf("post_send: QP 0x%x: %llu inline bytes, max_inline_data is %u",
+				   qp->qpn, (unsigned long long)len, qp->sq.max_inline);
+			return EINVAL;
+		}
+	}
+	if (wr->opcode == BLUE_WR_ATOMIC_CMP_AND_SWP || wr->opcode == BLUE_WR_ATOMIC_FETCH_AND_ADD) {
+		/* the original value comes back into one 8-byte buffer (IBA 9.4.5) */
+		if (wr->num_sge != 1 || wr->sg_list[0].length < 8) {
+			blue__logf("post_send: QP 0x%x: an atomic needs one SGE of 8 bytes",
+				   qp->qpn);
+			return EINVAL;
+		}
+	}
+	*total = len;
+	return 0;
+}
+
+static void send_wqe_fill(const struct blue_qp *qp, struct blue_send_wqe *w,
+			  const struct blue_send_wr *wr, uint32_t len)
+{
+	int i;
+
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->send_flags = wr->send_flags;
+	if (qp->sq_sig_all)
+		w->send_flags |= BLUE_SEND_SIGNALED;
+	w->imm_data = wr->imm_data;
+	w->length = len;
+	w->rkey = 0;
+	w->remote_addr = w->compare_add = w->swap = 0;
+	switch (wr->opcode) {
+	case BLUE_WR_RDMA_WRITE:
+	case BLUE_WR_RDMA_WRITE_WITH_IMM:
+	case BLUE_WR_RDMA_READ:
+		w->remote_addr = wr->wr.rdma.remote_addr;
+		w->rkey = wr->wr.rdma.rkey;
+		break;
+	case BLUE_WR_ATOMIC_CMP_AND_SWP:
+	case BLUE_WR_ATOMIC_FETCH_AND_ADD:
+		w->remote_addr = wr->wr.atomic.remote_addr;
+		w->rkey = wr->wr.atomic.rkey;
+		w->compare_add = wr->wr.atomic.compare_add;
+		w->swap = wr->wr.atomic.swap;
+		w->length = 8;
+		break;
+	default:
+		break;
+	}
+	if (wr->send_flags & BLUE_SEND_INLINE) {
+		/* the data is copied now: the application may reuse its buffer on return */
+		uint8_t *d = w->data;
+
+		w->num_sge = 0;
+		for (i = 0; i < wr->num_sge; i++) {
+			if (!wr->sg_list[i].length)
+				continue;
+			memcpy(d, (const void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			d += wr->sg_list[i].length;
+		}
+	} else {
+		w->num_sge = (uint32_t)wr->num_sge;
+		if (wr->num_sge)	/* sg_list may be NULL for a zero-length WR */
+			memcpy(w->data, wr->sg_list,
+			       (size_t)wr->num_sge * sizeof(struct blue_sge));
+	}
+}
+
+int blue_post_send(struct blue_qp *qp, struct blue_send_wr *wr, struct blue_send_wr **bad_wr)
+{
+	uint32_t n = 0, room, prod;
+	uint8_t state;
+	uint64_t len;
+	int err = 0;
+
+	if (!qp || !wr) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return EINVAL;
+	}
+	state = __atomic_load_n(&qp->live->state, __ATOMIC_ACQUIRE);
+	/* IBA 10.3.1: sends are posted in RTS, SQD, SQE and ERROR (where they flush) */
+	if (state == BLUE_QPS_RESET || state == BLUE_QPS_INIT || state == BLUE_QPS_RTR) {
+		blue__logf("post_send: QP 0x%x is in %s; sends need RTS", qp->qpn,
+			   blue__qp_state_str(state));
+		err = EINVAL;
+		goto out;
+	}
+	room = blue_ring_room(&qp->sq.ring);
+	prod = blue_ring_prod_own(&qp->sq.ring);
+	for (; wr; wr = wr->next) {
+		err = send_wr_check(qp, wr, &len);
+		if (err)
+			break;
+		if (n == room) {
+			err = ENOMEM;	/* as ibv_post_send: the queue is full */
+			break;
+		}
+		send_wqe_fill(qp, blue_sq_wqe(&qp->sq, prod + n), wr, (uint32_t)len);
+		n++;
+	}
+	if (n)
+		blue_ring_produce(&qp->sq.ring, n);
+out:
+	if (bad_wr)
+		*bad_wr = err ? wr : NULL;
+	return err;
+}
+
+int blue_post_recv(struct blue_qp *qp, struct blue_recv_wr *wr, struct blue_recv_wr **bad_wr)
+{
+	uint32_t n = 0, room, prod;
+	struct blue_recv_wqe *w;
+	uint64_t len;
+	uint8_t state;
+	int err = 0, i;
+
+	if (!qp || !wr) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return EINVAL;
+	}
+	state = __atomic_load_n(&qp->live->state, __ATOMIC_ACQUIRE);
+	if (state == BLUE_QPS_RESET) {
+		blue__logf("post_recv: QP 0x%x is in RESET; receives need INIT or later",
+			   qp->qpn);
+		err = EINVAL;
+		goto out;
+	}
+	room = blue_ring_room(&qp->rq.ring);
+	prod = blue_ring_prod_own(&qp->rq.ring);
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->rq.max_sge ||
+		    (wr->num_sge && !wr->sg_list)) {
+			blue__logf("post_recv: QP 0x%x: %d SGEs, the QP was created for %u",
+				   qp->qpn, wr->num_sge, qp->rq.max_sge);
+			err = EINVAL;
+			break;
+		}
+		if (n == room) {
+			err = ENOMEM;
+			break;
+		}
+		len = 0;
+		for (i = 0; i < wr->num_sge; i++)
+			len += wr->sg_list[i].length;
+		w = blue_rq_wqe(&qp->rq, prod + n);
+		w->wr_id = wr->wr_id;
+		w->num_sge = (uint32_t)wr->num_sge;
+		w->length = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+		if (wr->num_sge)
+			memcpy(w->sge, wr->sg_list,
+			       (size_t)wr->num_sge * sizeof(struct blue_sge));
+		n++;
+	}
+	if (n)
+		blue_ring_produce(&qp->rq.ring, n);
+out:
+	if (bad_wr)
+		*bad_wr = err ? wr : NULL;
+	return err;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Two players in one process (STYLE.md 10): two libblue contexts over an in-process
+ * loopback HAL pair, each with a PD, a send and a receive CQ and one RC QP, connected
+ * to each other. Helpers post, drive both engines and wait for completions with a
+ * bounded time, and check buffers.
+ */
+#ifndef BLUE_TESTS_RC_FIXTURE_H
+#define BLUE_TESTS_RC_FIXTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <blue/blue.h>
+#include "afxdp_hal/hal.h"
+
+struct rc_side {
+	struct blue_context *ctx;
+	struct blue_pd *pd;
+	struct blue_cq *scq;
+	struct blue_cq *rcq;
+	struct blue_qp *qp;
+	struct blue_hal *hal;
+	uint8_t mac[6];
+	uint32_t ip;		/* network order */
+};
+
+struct rc_opts {
+	uint32_t sq_psn_a, sq_psn_b;	/* A's and B's first PSN */
+	uint8_t timeout;		/* local ACK timeout exponent */
+	uint8_t retry_cnt;
+	uint8_t rnr_retry;
+	uint8_t min_rnr_timer;
+	uint32_t access;		/* QP access flags, both sides */
+	uint32_t max_send_wr, max_recv_wr;
+	uint32_t max_sge;
+	uint32_t max_inline;
+	enum blue_mtu mtu;
+	int sq_sig_all;
+	int cqe;
+};
+
+struct rc_fx {
+	struct rc_side a, b;
+	struct rc_opts o;
+};
+
+/* Defaults: PSNs 0x100/0x200, timeout 12 (~17 ms), retry 7, rnr 7, MTU 1024, all rights. */
+void rc_opts_default(struct rc_opts *o);
+
+/* Both contexts, PDs and CQs, and two QPs in RTS connected to each other. */
+void rc_fx_init(struct rc_fx *fx, const struct rc_opts *o);
+/* Everything destroyed; asserts each destroy succeeds. */
+void rc_fx_fini(struct rc_fx *fx);
+
+/* Only the contexts, PDs and CQs (for QP state-machine tests); fini as above. */
+void rc_fx_init_noqp(struct rc_fx *fx, const struct rc_opts *o);
+/* Create @s's QP and leave it in RESET. */
+struct blue_qp *rc_qp_create(struct rc_fx *fx, struct rc_side *s);
+/* Drive @s's QP RESET -> INIT -> RTR -> RTS against @peer's QP. */
+void rc_qp_connect(struct rc_fx *fx, struct rc_side *s, struct rc_side *peer, uint32_t sq_psn,
+		   uint32_t rq_psn);
+
+/* One engine pass on each side. */
+void rc_progress(struct rc_fx *fx);
+
+/*
+ * Poll @cq (which drives its own context) and drive the other context too, until @n
+ * completions are in @wc or @timeout_ms passes. Return: how many were reaped.
+ */
+int rc_poll(struct rc_fx *fx, struct blue_cq *cq, struct blue_wc *wc, int n, int timeout_ms);
+
+/* Exactly one completion on @cq within @timeout_ms (asserts), returned. */
+struct blue_wc rc_wait1(struct rc_fx *fx, struct blue_cq *cq, int timeout_ms);
+
+/* Run both engines for @ms milliseconds, asserting @cq yields nothing meanwhile. */
+void rc_quiet(struct rc_fx *fx, struct blue_cq *cq, int ms);
+
+/* Post helpers; they assert the post succeeds. */
+void rc_post_recv(struct rc_side *s, uint64_t wr_id, void *buf, uint32_t len, uint32_t lkey);
+void rc_post_send(struct rc_side *s, struct blue_send_wr *wr);
+
+/* A buffer of @len bytes filled with a pattern depending on @seed. */
+void rc_fill(void *buf, size_t len, unsigned int seed);
+/* Whether @buf still holds rc_fill's pattern for @seed. */
+bool rc_check(const void *buf, size_t len, unsigned int seed);
+
+/*
+ * A loopback filter that drops frames A (or B) sends which match: opcode (-1 for any),
+ * a PSN (-1 for any), at most @max_drops times (-1: no limit). @dropped counts.
+ */
+struct rc_drop {
+	int opcode;
+	int64_t psn;
+	int max_drops;
+	int dropped;
+	int seen;	/* frames offered */
+};
+
+void rc_drop_install(struct blue_hal *hal, struct rc_drop *d);
+
+/* The bound on any wait for a completion; a passing test needs a few ms of it. */
+#define RC_WAIT_MS 5000
+
+#endif /* BLUE_TESTS_RC_FIXTURE_H */
