@@ -401,7 +401,9 @@ const char *blue_wc_status_str(enum blue_wc_status status);
  * Conventions: functions that make a socket return it, or -1 with errno set; the others
  * return 0 or a positive errno. Every wait is bounded by @timeout_ms (>= 0; a negative
  * value is EINVAL). On failure blue_cm_last_error() says what went wrong in words (the
- * same line is logged on stderr unless BLUE_LOG=0).
+ * same line is logged on stderr unless BLUE_LOG=0). The socket and message functions
+ * may be called from any thread; blue_cm_info_from_qp() and blue_cm_connect_qp() touch
+ * the context and follow its one-thread-at-a-time rule.
  */
 
 #define BLUE_CM_VERSION		1	/* of blue's own exchange */

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: MIT
+/*
+ * From a QP to the CM's blue_cm_info and back: what a side tells its peer, and moving a
+ * QP to RTS with what the peer told. Written against the public verbs (blue_query_*,
+ * blue_modify_qp) so it does not depend on the QP's internals; the one internal call is
+ * blue__set_neigh(), to install the MAC the peer sent as a static neighbour.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/random.h>
+
+#include "runtime/cm.h"
+#include "runtime/device.h"
+
+static bool gid_is_zero(const union blue_gid *g)
+{
+	for (int i = 0; i < 16; i++)
+		if (g->raw[i])
+			return false;
+	return true;
+}
+
+/* ::ffff:a.b.c.d -> a.b.c.d in network order (annex A17.4.1). */
+static bool gid_ipv4(const union blue_gid *gid, uint32_t *ip)
+{
+	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (memcmp(gid->raw, prefix, sizeof(prefix)))
+		return false;
+	memcpy(ip, gid->raw + 12, 4);
+	return true;
+}
+
+/*
+ * fe80::/64 with a modified EUI-64 interface ID -> the MAC it was made from (RFC 4291
+ * appendix A): bytes 11-12 are ff:fe and the universal/local bit is flipped back.
+ */
+static bool gid_mac(const union blue_gid *gid, uint8_t mac[6])
+{
+	const uint8_t *g = gid->raw;
+
+	if (g[0] != 0xfe || (g[1] & 0xc0) != 0x80 || g[11] != 0xff || g[12] != 0xfe)
+		return false;
+	mac[0] = g[8] ^ 0x02;
+	mac[1] = g[9];
+	mac[2] = g[10];
+	mac[3] = g[13];
+	mac[4] = g[14];
+	mac[5] = g[15];
+	return true;
+}
+
+static uint32_t random_psn(void)
+{
+	uint32_t v;
+
+	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != (ssize_t)sizeof(v)) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		v = (uint32_t)ts.tv_nsec ^ (uint32_t)getpid() << 8;
+	}
+	return v & 0xffffff;
+}
+
+int blue_cm_info_from_qp(struct blue_context *ctx, struct blue_qp *qp, int gid_index,
+			 struct blue_cm_info *info)
+{
+	struct blue_qp_init_attr init;
+	struct blue_port_attr port;
+	struct blue_qp_attr attr;
+	union blue_gid g;
+	int err;
+
+	blue__cm_clear_error();
+	if (!ctx || !qp || !info)
+		return -blue__cm_fail(EINVAL, "info_from_qp: no context, QP or info");
+	memset(info, 0, sizeof(*info));
+	err = blue_query_qp(qp, &attr, 0, &init);
+	if (!err)
+		err = blue_query_port(ctx, 1, &port);
+	if (err)
+		return -blue__cm_fail(err, "info_from_qp: cannot query QP 0x%x or its port: %s",
+				      blue_qp_num(qp), strerror(err));
+	if (gid_index < 0 || gid_index > 255 || blue_query_gid(ctx, 1, gid_index, &info->gid))
+		return -blue__cm_fail(EINVAL, "info_from_qp: no GID at index %d (blue's table: "
+				      "0 = IPv6 link-local, 1 = IPv4-mapped)", gid_index);
+	info->qpn = blue_qp_num(qp);
+	info->psn = random_psn();
+	info->mtu = port.active_mtu;
+	info->transport = init.qp_type;
+	/* the device's addresses, read back from its GID table (see blue_query_gid) */
+	if (blue_query_gid(ctx, 1, 1, &g) == 0)
+		gid_ipv4(&g, &info->ipv4);
+	if (blue_query_gid(ctx, 1, 0, &g) == 0)
+		gid_mac(&g, info->mac);
+	return 0;
+}
+
+void blue_cm_info_set_mr(struct blue_cm_info *info, const struct blue_mr *mr)
+{
+	if (!info)
+		return;
+	info->has_mr = mr != NULL;
+	memset(&info->mr, 0, sizeof(info->mr));
+	if (mr) {
+		info->mr.addr = (uint64_t)(uintptr_t)mr->addr;
+		info->mr.length = mr->length;
+		info->mr.rkey = mr->rkey;
+	}
+}
+
+void blue_cm_qp_attr_default(struct blue_cm_qp_attr *a)
+{
+	if (!a)
+		return;
+	memset(a, 0, sizeof(*a));
+	a->access = BLUE_ACCESS_LOCAL_WRITE;
+	a->sgid_index = 1;
+	a->timeout = 14;	/* 4.096 us * 2^14 = 67 ms */
+	a->retry_cnt = 7;
+	a->rnr_retry = 7;
+	a->min_rnr_timer = 12;	/* 0.64 ms (IBA table 45) */
+	a->max_rd_atomic = 1;
+	a->max_dest_rd_atomic = 1;
+}
+
+int blue_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t local_psn,
+		       const struct blue_cm_info *remote, const struct blue_cm_qp_attr *attr)
+{
+	static const uint8_t no_mac[6];
+	struct blue_cm_qp_attr def;
+	char ipstr[INET_ADDRSTRLEN];
+	struct blue_qp_attr a;
+	uint32_t ip = 0;
+	int err;
+
+	blue__cm_clear_error();
+	if (!ctx || !qp || !remote)
+		return -blue__cm_fail(EINVAL, "connect_qp: no context, QP or peer info");
+	if (!attr) {
+		blue_cm_qp_attr_default(&def);
+		attr = &def;
+	}
+	if (gid_is_zero(&remote->gid))
+		return -blue__cm_fail(EINVAL, "connect_qp: the peer sent no GID; RoCEv2 needs "
+				      "one (with ibv_rc_pingpong, pass -g with the index of its "
+				      "IPv4 GID, e.g. -g 1)");
+	if (!gid_ipv4(&remote->gid, &ip))
+		ip = remote->ipv4;
+	if (ip && memcmp(remote->mac, no_mac, 6)) {
+		err = blue__set_neigh(ctx, ip, remote->mac);
+		if (err) {
+			inet_ntop(AF_INET, &ip, ipstr, sizeof(ipstr));
+			return -blue__cm_fail(-err, "connect_qp: no room for the peer %s in the "
+					      "static neighbour table", ipstr);
+		}
+	}
+
+	memset(&a, 0, sizeof(a));
+	err = blue_query_qp(qp, &a, BLUE_QP_STATE, NULL);
+	if (err)
+		return -blue__cm_fail(err, "connect_qp: cannot query QP 0x%x", blue_qp_num(qp));
+	if (a.qp_state == BLUE_QPS_RESET) {
+		memset(&a, 0, sizeof(a));
+		a.qp_state = BLUE_QPS_INIT;
+		a.pkey_index = 0;
+		a.port_num = 1;
+		a.qp_access_flags = attr->access;
+		err = blue_modify_qp(qp, &a, BLUE_QP_STATE | BLUE_QP_PKEY_INDEX | BLUE_QP_PORT |
+				     BLUE_QP_ACCESS_FLAGS);
+		if (err)
+			return -blue__cm_fail(err, "connect_qp: QP 0x%x RESET -> INIT failed",
+					      blue_qp_num(qp));
+	} else if (a.qp_state != BLUE_QPS_INIT) {
+		return -blue__cm_fail(EINVAL, "connect_qp: QP 0x%x is not in RESET or INIT "
+				      "(state %d)", blue_qp_num(qp), (int)a.qp_state);
+	}
+
+	/* IBA 10.3.1 / rc_pingpong: INIT -> RTR with the responder's attributes */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = BLUE_QPS_RTR;
+	a.path_mtu = remote->mtu;
+	a.dest_qp_num = remote->qpn;
+	a.rq_psn = remote->psn;
+	a.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	a.min_rnr_timer = attr->min_rnr_timer;
+	a.ah_attr.dgid = remote->gid;
+	a.ah_attr.sgid_index = attr->sgid_index;
+	a.ah_attr.port_num = 1;
+	err = blue_modify_qp(qp, &a, BLUE_QP_STATE | BLUE_QP_AV | BLUE_QP_PATH_MTU |
+			     BLUE_QP_DEST_QPN | BLUE_QP_RQ_PSN | BLUE_QP_MAX_DEST_RD_ATOMIC |
+			     BLUE_QP_MIN_RNR_TIMER);
+	if (err)
+		return -blue__cm_fail(err, "connect_qp: QP 0x%x INIT -> RTR failed (peer QPN "
+				      "0x%06x, PSN 0x%06x, MTU %d)", blue_qp_num(qp),
+				      remote->qpn, remote->psn, blue_mtu_bytes(remote->mtu));
+
+	/* RTR -> RTS with the requester's */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = BLUE_QPS_RTS;
+	a.sq_psn = local_psn & 0xffffff;
+	a.timeout = attr->timeout;
+	a.retry_cnt = attr->retry_cnt;
+	a.rnr_retry = attr->rnr_retry;
+	a.max_rd_atomic = attr->max_rd_atomic;
+	err = blue_modify_qp(qp, &a, BLUE_QP_STATE | BLUE_QP_SQ_PSN | BLUE_QP_TIMEOUT |
+			     BLUE_QP_RETRY_CNT | BLUE_QP_RNR_RETRY | BLUE_QP_MAX_QP_RD_ATOMIC);
+	if (err)
+		return -blue__cm_fail(err, "connect_qp: QP 0x%x RTR -> RTS failed",
+				      blue_qp_num(qp));
+	return 0;
+}
