@@ -62,6 +62,10 @@ UNIT_SRCS   := $(wildcard tests/unit/*.c)
 UNIT_OBJS   := $(UNIT_SRCS:%.c=$(B)/obj/%.o)
 XDPT_SRCS   := $(wildcard tests/xdp/*.c)
 XDPT_OBJS   := $(XDPT_SRCS:%.c=$(B)/obj/%.o)
+# helpers shared by the test binaries (pcap reader, ...)
+TLIB_SRCS   := $(wildcard tests/lib/*.c)
+TLIB_OBJS   := $(TLIB_SRCS:%.c=$(B)/obj/%.o)
+LIBTEST_A   := $(B)/lib/libbluetest.a
 # standalone test programs: one binary per file
 TPROG_SRCS  := $(wildcard tests/netns/*.c tests/oracle/*.c tests/bench/*.c)
 TPROGS      := $(TPROG_SRCS:tests/%.c=$(B)/tests/%)
@@ -129,17 +133,22 @@ $(B)/bin/%: $(B)/obj/tools/%.o $(LIBLOADER_A) $(LIBBLUE_A)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(UNIT_BIN): $(UNIT_OBJS) $(LIBBLUE_A)
+$(LIBTEST_A): $(TLIB_OBJS)
+	@mkdir -p $(@D)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(UNIT_BIN): $(UNIT_OBJS) $(LIBTEST_A) $(LIBBLUE_A)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
 
-$(XDPT_BIN): $(XDPT_OBJS) $(LIBLOADER_A) $(LIBBLUE_A)
+$(XDPT_BIN): $(XDPT_OBJS) $(LIBTEST_A) $(LIBLOADER_A) $(LIBBLUE_A)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
 
-$(B)/tests/%: $(B)/obj/tests/%.o $(LIBLOADER_A) $(LIBBLUE_A)
+$(B)/tests/%: $(B)/obj/tests/%.o $(LIBTEST_A) $(LIBLOADER_A) $(LIBBLUE_A)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

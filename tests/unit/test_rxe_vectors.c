@@ -12,7 +12,7 @@
 
 #include "runtime/codec.h"
 #include "tests/unit/icrc_ref.h"
-#include "tests/unit/pcap_read.h"
+#include "tests/lib/pcap_read.h"
 
 /* Frame counts and opcode sets from the vectors' README (and tshark). */
 static const struct {

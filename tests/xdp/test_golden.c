@@ -18,14 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "blue/qp_ctx.h"
 #include "blue/stats.h"
 #include "blue/wire.h"
 #include "fixture.h"
-#include "pcap.h"
+#include "tests/lib/pcap_read.h"
 #include "pkt.h"
 
 #define MAX_PKTS	1024
@@ -88,38 +87,6 @@ static int frame_facts(struct frame *fr)
 	return 0;
 }
 
-static int vectors_dir(char *out, size_t len)
-{
-	const char *env = getenv("BLUE_VECTORS");
-	char exe[PATH_MAX];
-	ssize_t n;
-	struct stat st;
-
-	if (env && *env) {
-		snprintf(out, len, "%s", env);
-		return 0;
-	}
-	/* From the repo root (tests/run.sh runs there) ... */
-	if (stat("Makefile", &st) == 0 && stat("bpf", &st) == 0) {
-		snprintf(out, len, "../shared/vectors/rxe");
-		return 0;
-	}
-	/* ... else from the binary's place: <root>/<B>/tests/xdp. */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -1;
-	exe[n] = '\0';
-	for (int i = 0; i < 3; i++) {
-		char *slash = strrchr(exe, '/');
-
-		if (!slash)
-			return -1;
-		*slash = '\0';
-	}
-	if (snprintf(out, len, "%s/../shared/vectors/rxe", exe) >= (int)len)
-		return -1;
-	return 0;
-}
 
 static struct host *host_of(struct host *h, int *nh, uint32_t ip)
 {
@@ -162,30 +129,31 @@ static int run_capture(const char *path)
 	static uint8_t store[MAX_PKTS][FIX_FRAME_SIZE];
 	static struct frame fr[MAX_PKTS];
 	struct host hosts[FIX_NSOCK];
-	struct pcap_reader r;
+	struct tpcap pc;
 	int nh = 0, npkt = 0, cur = -1;
 	uint64_t redirected[FIX_NSOCK] = { 0 };
-	uint32_t orig;
-	long n;
 
-	cr_assert_eq(pcap_open(&r, path), 0, "%s: not a readable classic pcap", path);
-	cr_assert_eq(r.linktype, PCAP_LINKTYPE_ETHERNET, "%s: link type %u", path, r.linktype);
-	while ((n = pcap_next(&r, store[npkt], sizeof(store[npkt]), &orig)) > 0) {
+	cr_assert_eq(tpcap_open(path, &pc), 0, "%s: not a readable classic pcap", path);
+	cr_assert_eq(pc.linktype, 1, "%s: link type %u, want Ethernet", path, pc.linktype);
+	cr_assert_leq(pc.n, MAX_PKTS, "%s: more than %d packets", path, MAX_PKTS);
+	for (size_t k = 0; k < pc.n; k++, npkt++) {
+		const struct tpcap_rec *rec = &pc.recs[k];
 		struct frame *f = &fr[npkt];
 		struct host *h;
 
+		cr_assert_eq(rec->orig_len, rec->len, "%s #%d: captured %u of %u bytes", path,
+			     npkt + 1, rec->len, rec->orig_len);
+		cr_assert_leq(rec->len, sizeof(store[npkt]), "%s #%d: %u bytes", path, npkt + 1,
+			      rec->len);
+		memcpy(store[npkt], rec->data, rec->len);
 		f->data = store[npkt];
-		f->len = n;
-		cr_assert_eq(orig, (uint32_t)n, "%s #%d: captured %ld of %u bytes", path,
-			     npkt + 1, n, orig);
+		f->len = rec->len;
 		cr_assert_eq(frame_facts(f), 0, "%s #%d: not IPv4 RoCEv2", path, npkt + 1);
 		h = host_of(hosts, &nh, f->dst_ip);
 		cr_assert_not_null(h, "%s: more than %d destination hosts", path, FIX_NSOCK);
 		host_add_qpn(h, f->dqpn, path);
-		cr_assert_lt(++npkt, MAX_PKTS, "%s: more than %d packets", path, MAX_PKTS);
 	}
-	cr_assert_eq(n, 0, "%s: damaged after %d packets (%ld)", path, npkt, n);
-	pcap_close(&r);
+	tpcap_close(&pc);
 	cr_assert_gt(npkt, 0, "%s: no packets", path);
 
 	for (int i = 0; i < npkt; i++) {
@@ -241,13 +209,11 @@ static int run_capture(const char *path)
 Test(xdp, golden_rxe_captures, .fini = fini, .timeout = 60)
 {
 	char dir[PATH_MAX], pattern[PATH_MAX + 8];
-	struct stat st;
 	glob_t g;
 	int total = 0;
 
-	cr_assert_eq(vectors_dir(dir, sizeof(dir)), 0, "cannot locate the vectors");
-	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-		cr_skip_test("golden vectors missing: %s (set BLUE_VECTORS)", dir);
+	if (tpcap_vectors_dir(dir, sizeof(dir)))
+		cr_skip_test("golden vectors missing: looked in %s (set BLUE_VECTORS)", dir);
 	snprintf(pattern, sizeof(pattern), "%s/*.pcap", dir);
 	if (glob(pattern, 0, NULL, &g) != 0)
 		cr_skip_test("golden vectors missing: no %s", pattern);

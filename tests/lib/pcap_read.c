@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tests/unit/pcap_read.h"
+#include "tests/lib/pcap_read.h"
 
 #define PCAP_MAGIC_US	0xa1b2c3d4u	/* microsecond timestamps */
 #define PCAP_MAGIC_NS	0xa1b23c4du	/* nanosecond timestamps */

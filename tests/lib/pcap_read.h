@@ -3,8 +3,8 @@
  * A tiny reader for classic pcap files (no libpcap): enough for the golden captures in
  * shared/vectors and the files our oracles write. Test-only.
  */
-#ifndef BLUE_TEST_PCAP_READ_H
-#define BLUE_TEST_PCAP_READ_H
+#ifndef BLUE_TESTS_LIB_PCAP_READ_H
+#define BLUE_TESTS_LIB_PCAP_READ_H
 
 #include <stddef.h>
 #include <stdint.h>
