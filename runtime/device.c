@@ -7,7 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include "runtime/device.h"
 #include "runtime/log.h"
@@ -207,6 +211,39 @@ static int arp_lookup(const char *ifname, uint32_t ip, uint8_t mac[6])
 	return found;
 }
 
+/*
+ * The kernel has no entry yet: make it resolve one. A UDP datagram to the peer's
+ * discard port (RFC 863), sent from a socket bound to the netdev, makes the kernel ARP
+ * for it (the ARP exchange is not RoCE, so blue's XDP program passes it to the stack);
+ * then wait, bounded, for the entry to complete, as rdma_resolve_addr() does.
+ */
+#define BLUE_NEIGH_WAIT_MS	1000
+#define BLUE_NEIGH_STEP_MS	10
+
+static int neigh_trigger(const char *ifname, uint32_t ip, uint8_t mac[6])
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(9) };
+	struct timespec step = { 0, BLUE_NEIGH_STEP_MS * 1000000L };
+	int fd, waited;
+	char b = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return -ENOENT;
+	sa.sin_addr.s_addr = ip;
+	/* best effort: without CAP_NET_RAW the route picks the netdev, as it does anyway */
+	(void)setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		(void)send(fd, &b, 1, 0);
+	close(fd);
+	for (waited = 0; waited < BLUE_NEIGH_WAIT_MS; waited += BLUE_NEIGH_STEP_MS) {
+		nanosleep(&step, NULL);
+		if (arp_lookup(ifname, ip, mac) == 0)
+			return 0;
+	}
+	return -ENOENT;
+}
+
 int blue__resolve_neigh(struct blue_context *ctx, uint32_t ip, uint8_t mac[6])
 {
 	char ipstr[INET_ADDRSTRLEN];
@@ -218,12 +255,16 @@ int blue__resolve_neigh(struct blue_context *ctx, uint32_t ip, uint8_t mac[6])
 			return 0;
 		}
 	}
-	if (ctx->ifname[0] && arp_lookup(ctx->ifname, ip, mac) == 0)
+	if (ctx->ifname[0] && (arp_lookup(ctx->ifname, ip, mac) == 0 ||
+			       neigh_trigger(ctx->ifname, ip, mac) == 0))
 		return 0;
 	inet_ntop(AF_INET, &ip, ipstr, sizeof(ipstr));
-	blue__logf("no neighbour entry for %s on %s: ping it first or add a static one "
-		   "(ip neigh add %s lladdr MAC dev %s)", ipstr,
-		   ctx->ifname[0] ? ctx->ifname : "the loopback HAL", ipstr,
-		   ctx->ifname[0] ? ctx->ifname : "IF");
+	if (ctx->ifname[0])
+		blue__logf("no MAC address for %s on %s: it did not answer ARP within %d ms "
+			   "(is it on this link? a static entry: ip neigh add %s lladdr MAC "
+			   "dev %s)", ipstr, ctx->ifname, BLUE_NEIGH_WAIT_MS, ipstr, ctx->ifname);
+	else
+		blue__logf("no neighbour entry for %s on the loopback HAL: add a static one "
+			   "(blue__set_neigh)", ipstr);
 	return -ENOENT;
 }

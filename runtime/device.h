@@ -83,8 +83,10 @@ int blue__set_neigh(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6])
 
 /*
  * blue__resolve_neigh() - the MAC for @ip: a static entry, else the kernel neighbour
- * table (/proc/net/arp) on the context's netdev.
- * Return: 0 or -ENOENT (logged with what to do).
+ * table (/proc/net/arp) on the context's netdev; when that has no complete entry, a
+ * datagram to @ip's discard port makes the kernel ARP for it, and the table is read
+ * again for up to a second. @ip must be on the netdev's link (no next-hop lookup).
+ * Return: 0 or -ENOENT (logged, naming the address and what to do).
  */
 int blue__resolve_neigh(struct blue_context *ctx, uint32_t ip, uint8_t mac[6])
 	__attribute__((visibility("hidden")));

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * blue_open_device(): a context on a real netdev. It reads the MAC (SIOCGIFHWADDR),
- * the MTU (SIOCGIFMTU) and the first IPv4 address (getifaddrs), and opens the AF_XDP
- * HAL, which needs `bluectl attach` to have pinned blue's maps for the netdev.
+ * the MTU (SIOCGIFMTU) and the first IPv4 address (getifaddrs), checks that blue's
+ * program is the one attached to the netdev, and opens the AF_XDP HAL on the maps
+ * `bluectl attach` pinned for it.
  *
  * Kept apart from device.c so that programs over the loopback HAL do not pull in
  * the AF_XDP HAL.
  */
 #include <errno.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,6 +19,11 @@
 #include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
+#include <linux/magic.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <blue/pins.h>
 
 #include "runtime/device.h"
 #include "runtime/log.h"
@@ -66,12 +73,92 @@ static int netdev_ipv4(const char *ifname, uint32_t *ip)
 	return err;
 }
 
+/*
+ * Is blue attached to @ifname in this network namespace? The pins live under one bpffs
+ * that every namespace shares, keyed by interface name only, so a pin directory may
+ * belong to a same-named netdev elsewhere, or outlive a detach. What decides is that
+ * the program pinned there is the XDP program on this ifindex (in any mode).
+ * Return: 0, or -ENOENT after saying what to run.
+ */
+static int check_attached(const char *ifname, unsigned int ifindex)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	struct statfs sfs;
+	int fd, err;
+
+	if (statfs(BLUE_BPFFS, &sfs) || sfs.f_type != BPF_FS_MAGIC) {
+		blue__logf("open_device: %s: %s is not a mounted bpffs here, so blue's pins "
+			   "cannot be found (under `ip netns exec` use `nsenter --net=...` "
+			   "instead, or mount -t bpf bpf %s)", ifname, BLUE_BPFFS, BLUE_BPFFS);
+		return -ENOENT;
+	}
+	snprintf(path, sizeof(path), "%s/%s/%s", BLUE_PIN_ROOT, ifname, BLUE_PIN_PROG);
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		err = errno;
+		if (err == ENOENT)
+			blue__logf("%s: blue is not attached; run 'bluectl attach %s'", ifname,
+				   ifname);
+		else
+			blue__logf("open_device: %s: cannot open %s: %s", ifname, path,
+				   strerror(err));
+		return -ENOENT;
+	}
+	memset(&info, 0, sizeof(info));
+	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
+	close(fd);
+	if (err) {
+		blue__logf("open_device: %s: %s: %s", ifname, path, strerror(-err));
+		return err;
+	}
+	if (bpf_xdp_query((int)ifindex, 0, &q) == 0 &&
+	    (q.prog_id == info.id || q.drv_prog_id == info.id || q.skb_prog_id == info.id ||
+	     q.hw_prog_id == info.id))
+		return 0;
+	blue__logf("%s: blue is not attached; run 'bluectl attach %s' (pins exist under "
+		   "%s/%s, but this netdev runs XDP program id %u, not blue's id %u: left over "
+		   "from a detach, or from a same-named netdev in another namespace)", ifname,
+		   ifname, BLUE_PIN_ROOT, ifname, q.prog_id, info.id);
+	return -ENOENT;
+}
+
+/*
+ * QP slots still claimed in the pinned table when we get here were left by a process
+ * that died without closing: an AF_XDP queue takes one UMEM only, and blue serves a
+ * netdev on queue 0, so while the HAL we just opened owns that queue no other live
+ * process can hold a slot (tests/netns/test_rc_device.sh checks both). Free them, so
+ * `bluectl qp list` tells the truth and XDP drops their late packets as unknown QPNs.
+ * Withdraw in the order the flow table publishes: state and qpn first, the rest after.
+ */
+static void reclaim_stale_slots(const char *ifname, struct blue_qp_ctx *tbl)
+{
+	unsigned int slot, n = 0;
+
+	for (slot = 0; slot < BLUE_MAX_QP; slot++) {
+		struct blue_qp_ctx *c = &tbl[slot];
+
+		if (!__atomic_load_n(&c->qpn, __ATOMIC_ACQUIRE))
+			continue;
+		__atomic_store_n(&c->state, BLUE_QPS_RESET, __ATOMIC_RELEASE);
+		__atomic_store_n(&c->qpn, 0, __ATOMIC_RELEASE);
+		memset(c, 0, sizeof(*c));
+		n++;
+	}
+	if (n)
+		blue__logf("open_device: %s: freed %u QP slot%s left by a process that exited "
+			   "without closing its device", ifname, n, n == 1 ? "" : "s");
+}
+
 struct blue_context *blue_open_device(const char *ifname)
 {
 	struct blue_afxdp_config cfg = { 0 };
 	struct blue_context *ctx;
 	struct blue_hal *hal;
 	uint32_t ip = 0, mtu = 0;
+	unsigned int ifindex;
 	uint8_t mac[6];
 	int err;
 
@@ -86,9 +173,15 @@ struct blue_context *blue_open_device(const char *ifname)
 			   ifname, IF_NAMESIZE - 1);
 		return NULL;
 	}
-	if (!if_nametoindex(ifname)) {
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex) {
 		errno = ENODEV;
-		blue__logf("open_device: no interface %s", ifname);
+		blue__logf("open_device: no interface %s in this network namespace", ifname);
+		return NULL;
+	}
+	err = check_attached(ifname, ifindex);
+	if (err) {
+		errno = -err;
 		return NULL;
 	}
 	err = netdev_l2(ifname, mac, &mtu);
@@ -105,15 +198,17 @@ struct blue_context *blue_open_device(const char *ifname)
 		errno = -err;
 		return NULL;
 	}
+	/* veth and most drivers refuse zero-copy: the HAL falls back to copy mode */
 	cfg.ifname = ifname;
 	hal = blue_hal_afxdp_open(&cfg);
 	if (!hal) {
-		/* the HAL printed the cause; ENOENT means `bluectl attach` has not run */
-		if (errno == ENOENT)
-			blue__logf("open_device: blue is not attached to %s: run "
-				   "`bluectl attach %s` first", ifname, ifname);
+		/* the HAL said what failed; EBUSY needs the why */
+		if (errno == EBUSY)
+			blue__logf("open_device: %s: another process (or context) has blue open "
+				   "on this netdev; an AF_XDP queue serves one process", ifname);
 		return NULL;
 	}
+	reclaim_stale_slots(ifname, blue_hal_qp_ctx_table(hal));
 	ctx = blue_open_device_hal(hal, mac, ip);
 	if (!ctx) {
 		err = errno;
