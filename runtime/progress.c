@@ -208,8 +208,8 @@ int blue__progress(struct blue_context *ctx)
 {
 	struct blue_engine *eng = &ctx->eng;
 	uint64_t next = 0, tx0;
-	struct blue_qp *qp;
-	unsigned int got;
+	unsigned int got, nqp = 0, start, i;
+	struct blue_qp *qp = NULL;
 
 	if (eng->running)
 		return 0;	/* called back from inside a pass: the pass is doing it */
@@ -220,7 +220,20 @@ int blue__progress(struct blue_context *ctx)
 	tx0 = eng->st.tx_frames;
 
 	got = rx_drain(ctx);
-	for (qp = ctx->qps; qp; qp = qp->next) {
+	/*
+	 * The TX budget is shared, so the walk starts one QP further on each pass: from a
+	 * fixed head, QPs at the tail of a long list starved behind a READ backlog for
+	 * longer than their peers' ACK timeout (256 QPs of 64 KiB READs hit
+	 * RETRY_EXC_ERR at a 67 ms timeout).
+	 */
+	for (qp = ctx->qps; qp; qp = qp->next)
+		nqp++;
+	if (nqp) {
+		start = eng->rotor++ % nqp;
+		for (qp = ctx->qps, i = 0; i < start; i++)
+			qp = qp->next;
+	}
+	for (i = 0; i < nqp; i++, qp = qp->next ? qp->next : ctx->qps) {
 		struct blue_qp_ctx *live = qp->live;
 
 		blue__comp_run(qp, eng->now_ns);

@@ -48,6 +48,7 @@ struct blue_engine {
 	struct blue_frame batch[BLUE_TX_BATCH];	/* built, not submitted yet */
 	unsigned int nbatch;
 	unsigned int budget;			/* frames this pass may still send */
+	unsigned int rotor;			/* which QP the next pass serves first */
 	bool submitted;				/* a flush is owed */
 	bool running;				/* re-entrancy guard */
 	uint64_t now_ns;			/* CLOCK_MONOTONIC at the start of the pass */
