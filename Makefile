@@ -4,6 +4,7 @@
 #   make test       deps + build + every test        (SAN=1: under ASan+UBSan)
 #   make demo       deps + build + the main demo
 #   make bench      deps + build + benchmarks
+#   make fuzz       the receive-path fuzzer for FUZZ_SECONDS (default 60)
 #   make install PREFIX=/usr/local
 #   V=1             show full commands
 .DELETE_ON_ERROR:
@@ -57,7 +58,9 @@ LIB_OBJS    := $(LIB_SRCS:%.c=$(B)/obj/%.o)
 LOADER_SRCS := $(wildcard loader/*.c)
 LOADER_OBJS := $(LOADER_SRCS:%.c=$(B)/obj/%.o)
 TOOL_SRCS   := $(wildcard tools/*.c)
-TOOLS       := $(TOOL_SRCS:tools/%.c=$(B)/bin/%)
+# bluectl is several files, tools/bluectl/*.c, linked into one binary (rule below)
+BLUECTL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard tools/bluectl/*.c))
+TOOLS       := $(sort $(TOOL_SRCS:tools/%.c=$(B)/bin/%) $(B)/bin/bluectl)
 UNIT_SRCS   := $(wildcard tests/unit/*.c)
 UNIT_OBJS   := $(UNIT_SRCS:%.c=$(B)/obj/%.o)
 XDPT_SRCS   := $(wildcard tests/xdp/*.c)
@@ -76,7 +79,7 @@ LIBLOADER_A := $(B)/lib/libblueloader.a
 UNIT_BIN    := $(B)/tests/unit
 XDPT_BIN    := $(B)/tests/xdp
 
-.PHONY: all deps test demo bench install clean
+.PHONY: all deps test demo bench install clean fuzz fuzz-seeds
 all: $(BPF_OBJS) $(SKELS) $(LIBBLUE_A) $(LIBBLUE_SO) $(LIBLOADER_A) $(TOOLS) \
      $(if $(UNIT_SRCS),$(UNIT_BIN)) $(if $(XDPT_SRCS),$(XDPT_BIN)) $(TPROGS)
 
@@ -133,6 +136,11 @@ $(B)/bin/%: $(B)/obj/tools/%.o $(LIBLOADER_A) $(LIBBLUE_A)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(B)/bin/bluectl: $(BLUECTL_OBJS) $(LIBLOADER_A) $(LIBBLUE_A)
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 $(LIBTEST_A): $(TLIB_OBJS)
 	@mkdir -p $(@D)
 	$(call msg,AR,$@)
@@ -155,6 +163,41 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(LIBTEST_A) $(LIBLOADER_A) $(LIBBLUE_A)
 
 $(B)/bpf:
 	@mkdir -p $@
+
+# --- fuzzing ------------------------------------------------------------------
+# libFuzzer (clang, libclang-rt-14-dev) with ASan+UBSan: the harness and every library
+# source built with the same sanitizer flags under $(B)/fuzz/. `make fuzz` runs it for
+# FUZZ_SECONDS on $(B)/fuzz/corpus/rx, seeded from the tree's corpus (never written back).
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS  := -g -O1 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE $(FUZZ_SAN)
+FUZZ_OBJS    := $(LIB_SRCS:%.c=$(B)/fuzz/obj/%.o) $(B)/fuzz/obj/tests/fuzz/fuzz_rx.o
+
+$(B)/fuzz/obj/%.o: %.c $(SKELS)
+	@mkdir -p $(@D)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(B)/fuzz/fuzz_rx: $(FUZZ_OBJS)
+	$(call msg,FUZZ-LD,$@)
+	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+$(B)/fuzz/gen_seeds: $(B)/obj/tests/fuzz/gen_seeds.o $(LIBTEST_A) $(LIBBLUE_A)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+fuzz: $(B)/fuzz/fuzz_rx
+	$(Q)mkdir -p $(B)/fuzz/corpus/rx
+	$(Q)cp -f tests/fuzz/corpus/rx/* $(B)/fuzz/corpus/rx/
+	$(Q)UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(B)/fuzz/fuzz_rx \
+		-max_total_time=$(FUZZ_SECONDS) -timeout=10 -max_len=4096 -len_control=0 \
+		-print_final_stats=1 \
+		-artifact_prefix=$(B)/fuzz/ $(B)/fuzz/corpus/rx
+
+# Rewrite the seed corpus in the tree (templates per opcode, rxe captures).
+fuzz-seeds: $(B)/fuzz/gen_seeds
+	$(Q)$(B)/fuzz/gen_seeds tests/fuzz/corpus/rx
 
 # --- install ------------------------------------------------------------------
 install: $(LIBBLUE_A) $(LIBBLUE_SO) $(B)/bin/bluectl

@@ -4,9 +4,12 @@
  * "Boundary rules" 1). Non-RoCE traffic passes to the kernel untouched, malformed
  * RoCEv2 and packets for unknown or closed QPs are dropped here, and everything else is
  * redirected to the AF_XDP socket its QP names. Every verdict is counted under exactly
- * one reason in `stats`.
+ * one reason in `stats`. With diagnostics on (`bluectl diag on`), every drop is also
+ * reported as an event in the `drop_events` ring buffer.
  */
 #include "parse.h"
+#include "blue/dev_stats.h"
+#include "blue/diag.h"
 #include "blue/qp_ctx.h"
 
 /* The live QP context, shared with the runtime through mmap (include/blue/qp_ctx.h). */
@@ -35,6 +38,33 @@ struct {
 } stats SEC(".maps");
 
 /*
+ * Device statistics and histograms. Created here so the loader pins it with the rest,
+ * written only by the runtime through its mmap (include/blue/dev_stats.h).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct blue_dev_stats);
+} dev_stats SEC(".maps");
+
+/* The diagnostics switch (include/blue/diag.h); off after attach. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct blue_diag_cfg);
+} diag SEC(".maps");
+
+/* Drop events, written only while diag has BLUE_DIAG_DROPS; read by `bluectl drops`. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, BLUE_DROP_RING_BYTES);
+} drop_events SEC(".maps");
+
+/*
  * Destination QPN → QP slot → socket. The slot is named by the QPN's low bits, so the
  * owner check catches a QPN whose slot belongs to another QP; QPN 0 never matches
  * because a free slot holds qpn 0. States follow IBA 10.3.1: RESET and ERROR QPs
@@ -58,24 +88,23 @@ static __always_inline int steer(struct roce_info *ri)
 	return BLUE_STAT_REDIRECT;
 }
 
-static __always_inline int classify(struct hdr_cursor *c)
+static __always_inline int classify(struct hdr_cursor *c, struct roce_info *ri)
 {
-	struct roce_info ri = {};
 	int r;
 
 	r = parse_eth(c);
 	if (r != BLUE_GO_ON)
 		return r;
-	r = parse_ipv4(c, &ri);
+	r = parse_ipv4(c, ri);
 	if (r != BLUE_GO_ON)
 		return r;
-	r = parse_udp(c, &ri);
+	r = parse_udp(c, ri);
 	if (r != BLUE_GO_ON)
 		return r;
-	r = parse_bth(c, &ri);
+	r = parse_bth(c, ri);
 	if (r != BLUE_GO_ON)
 		return r;
-	return steer(&ri);
+	return steer(ri);
 }
 
 static __always_inline void count(__u32 reason, __u32 len)
@@ -88,6 +117,32 @@ static __always_inline void count(__u32 reason, __u32 len)
 	}
 }
 
+/*
+ * Only reached for drops, which are rare and already off the fast path: the redirect
+ * path pays one compare against the reason, and diag off costs one array lookup (the
+ * verifier inlines it) and a branch here.
+ */
+static __noinline void drop_event(struct xdp_md *ctx, __u32 reason, __u32 len, __u32 dqpn)
+{
+	struct blue_drop_event ev = {};
+	struct blue_diag_cfg *d;
+	__u32 zero = 0;
+
+	d = bpf_map_lookup_elem(&diag, &zero);
+	if (!d || !(d->flags & BLUE_DIAG_DROPS))
+		return;
+	ev.ts_ns = bpf_ktime_get_ns();
+	ev.reason = reason;
+	ev.len = len;
+	ev.ifindex = ctx->ingress_ifindex;
+	ev.rx_queue = ctx->rx_queue_index;
+	ev.dqpn = dqpn;
+	if (bpf_ringbuf_output(&drop_events, &ev, sizeof(ev), 0))
+		__sync_fetch_and_add(&d->drop_events_lost, 1);
+	else
+		__sync_fetch_and_add(&d->drop_events, 1);
+}
+
 SEC("xdp")
 int blue_xdp(struct xdp_md *ctx)
 {
@@ -97,9 +152,12 @@ int blue_xdp(struct xdp_md *ctx)
 		.off = 0,
 		.frame_len = ctx->data_end - ctx->data,
 	};
-	int reason = classify(&c);
+	struct roce_info ri = {};
+	int reason = classify(&c, &ri);
 
 	count(reason, c.frame_len);
+	if (reason >= BLUE_STAT_DROP_TRUNC_ETH)	/* the drops follow REDIRECT in the enum */
+		drop_event(ctx, reason, c.frame_len, ri.dqpn);
 	return blue_reason_action(reason);
 }
 

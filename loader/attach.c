@@ -134,6 +134,9 @@ static int pin_all(const char *ifname, struct blue_xdp *skel)
 	if ((ret = pin_one(ifname, BLUE_PIN_QP_CTX, skel->maps.qp_ctx, NULL)) ||
 	    (ret = pin_one(ifname, BLUE_PIN_XSKS, skel->maps.xsks, NULL)) ||
 	    (ret = pin_one(ifname, BLUE_PIN_STATS, skel->maps.stats, NULL)) ||
+	    (ret = pin_one(ifname, BLUE_PIN_DEV_STATS, skel->maps.dev_stats, NULL)) ||
+	    (ret = pin_one(ifname, BLUE_PIN_DIAG, skel->maps.diag, NULL)) ||
+	    (ret = pin_one(ifname, BLUE_PIN_DROPS, skel->maps.drop_events, NULL)) ||
 	    (ret = pin_one(ifname, BLUE_PIN_PROG, NULL, skel->progs.blue_xdp)))
 		return ret;
 	return 0;

@@ -14,8 +14,9 @@
 
 #include "loader/internal.h"
 
-const char *const blue_ld__pin_names[4] = {
-	BLUE_PIN_QP_CTX, BLUE_PIN_XSKS, BLUE_PIN_STATS, BLUE_PIN_PROG,
+const char *const blue_ld__pin_names[BLUE_LD_NPINS] = {
+	BLUE_PIN_QP_CTX, BLUE_PIN_XSKS, BLUE_PIN_STATS, BLUE_PIN_DEV_STATS, BLUE_PIN_DIAG,
+	BLUE_PIN_DROPS, BLUE_PIN_PROG,
 };
 
 static bool ifname_ok(const char *ifname)

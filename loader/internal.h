@@ -6,7 +6,8 @@
 #include "loader/loader.h"
 
 /* The pins in the order they are made; removed in reverse. */
-extern const char *const blue_ld__pin_names[4];
+#define BLUE_LD_NPINS	7
+extern const char *const blue_ld__pin_names[BLUE_LD_NPINS];
 
 /* Log one line (no trailing newline needed). Errors are also kept for
  * blue_loader_last_error(). */

@@ -4,7 +4,7 @@
  * objects it pinned so other processes (bluectl, the runtime, tests) find them by ifname.
  *
  * Pins live under BLUE_PIN_ROOT "/<ifname>/" (include/blue/pins.h): prog, qp_ctx, xsks,
- * stats. The pins are the record of ownership: detach only removes a program whose id
+ * stats, dev_stats, diag, drop_events. The pins are the record of ownership: detach only removes a program whose id
  * matches the pinned one, so it never takes down somebody else's XDP program.
  *
  * Pins are keyed by interface name only, and /sys/fs/bpf is shared by every network
@@ -20,6 +20,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <blue/dev_stats.h>
+#include <blue/diag.h>
 #include <blue/pins.h>
 #include <blue/qp_ctx.h>
 #include <blue/stats.h>
@@ -103,6 +105,9 @@ struct blue_pins {
 	int qp_ctx_fd;
 	int xsks_fd;
 	int stats_fd;
+	int dev_stats_fd;	/* include/blue/dev_stats.h, one entry, mmapable */
+	int diag_fd;		/* include/blue/diag.h, one entry, mmapable */
+	int drops_fd;		/* ring buffer of struct blue_drop_event */
 };
 
 /**
@@ -117,8 +122,8 @@ int blue_pin_path(char *buf, size_t len, const char *ifname, const char *name);
  * blue_pins_open() - open every pinned object of @ifname.
  *
  * Checks that each map has the type and layout this build expects (value size of
- * struct blue_qp_ctx and struct blue_stat, entry counts), so a tool never reads a table
- * left by an incompatible version. On error @out holds only -1.
+ * struct blue_qp_ctx, blue_stat, blue_dev_stats and blue_diag_cfg, entry counts), so a
+ * tool never reads a table left by an incompatible version. On error @out holds only -1.
  *
  * Return: 0; -ENOENT blue is not attached to @ifname; -EPERM; -EPROTO layout mismatch.
  */
@@ -136,6 +141,15 @@ void blue_pins_close(struct blue_pins *p);
  */
 struct blue_qp_ctx *blue_pins_mmap_qp_ctx(int qp_ctx_fd, bool writable);
 void blue_pins_munmap_qp_ctx(struct blue_qp_ctx *table);
+
+/**
+ * blue_pins_mmap_dev_stats() - map the one dev_stats entry (see blue_pins_mmap_qp_ctx).
+ * blue_pins_mmap_diag() - the same for the diag entry; tools write its flags through it.
+ */
+struct blue_dev_stats *blue_pins_mmap_dev_stats(int dev_stats_fd, bool writable);
+void blue_pins_munmap_dev_stats(struct blue_dev_stats *ds);
+struct blue_diag_cfg *blue_pins_mmap_diag(int diag_fd, bool writable);
+void blue_pins_munmap_diag(struct blue_diag_cfg *cfg);
 
 /**
  * blue_pins_read_stats() - sum the per-CPU stats map into @out[BLUE_STAT__MAX].

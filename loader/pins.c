@@ -16,7 +16,8 @@
 
 void blue_pins_close(struct blue_pins *p)
 {
-	int *fds[] = { &p->prog_fd, &p->qp_ctx_fd, &p->xsks_fd, &p->stats_fd };
+	int *fds[] = { &p->prog_fd, &p->qp_ctx_fd, &p->xsks_fd, &p->stats_fd,
+		       &p->dev_stats_fd, &p->diag_fd, &p->drops_fd };
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -82,6 +83,22 @@ static int open_pin(const char *ifname, const char *name, int *fd)
 	return -ENOENT;
 }
 
+/* A pin that attaches made by older builds lack: the program is there, so say that. */
+static int open_newer_pin(const char *ifname, const char *name, int *fd)
+{
+	char path[256];
+
+	blue_pin_path(path, sizeof(path), ifname, name);
+	*fd = bpf_obj_get(path);
+	if (*fd >= 0)
+		return 0;
+	if (errno != ENOENT)
+		return open_pin(ifname, name, fd);
+	ld_err("%s: %s is missing: blue was attached by an older build; detach and attach "
+	       "again with this build", ifname, path);
+	return -EPROTO;
+}
+
 struct map_expect {
 	const char *name;
 	__u32 type, value_size, max_entries, flags;
@@ -120,42 +137,87 @@ int blue_pins_open(const char *ifname, struct blue_pins *out)
 		BLUE_PIN_STATS, BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(struct blue_stat),
 		BLUE_STAT__MAX, 0,
 	};
+	static const struct map_expect dev = {
+		BLUE_PIN_DEV_STATS, BPF_MAP_TYPE_ARRAY, sizeof(struct blue_dev_stats), 1,
+		BPF_F_MMAPABLE,
+	};
+	static const struct map_expect diag = {
+		BLUE_PIN_DIAG, BPF_MAP_TYPE_ARRAY, sizeof(struct blue_diag_cfg), 1, BPF_F_MMAPABLE,
+	};
+	static const struct map_expect drops = {
+		BLUE_PIN_DROPS, BPF_MAP_TYPE_RINGBUF, 0, BLUE_DROP_RING_BYTES, 0,
+	};
 	int ret;
 
 	out->prog_fd = out->qp_ctx_fd = out->xsks_fd = out->stats_fd = -1;
+	out->dev_stats_fd = out->diag_fd = out->drops_fd = -1;
 	blue_ld__hook_libbpf();
 	if ((ret = blue_ld__ifname_check(ifname)) ||
 	    (ret = open_pin(ifname, BLUE_PIN_PROG, &out->prog_fd)) ||
 	    (ret = open_pin(ifname, BLUE_PIN_QP_CTX, &out->qp_ctx_fd)) ||
 	    (ret = open_pin(ifname, BLUE_PIN_XSKS, &out->xsks_fd)) ||
 	    (ret = open_pin(ifname, BLUE_PIN_STATS, &out->stats_fd)) ||
+	    (ret = open_newer_pin(ifname, BLUE_PIN_DEV_STATS, &out->dev_stats_fd)) ||
+	    (ret = open_newer_pin(ifname, BLUE_PIN_DIAG, &out->diag_fd)) ||
+	    (ret = open_newer_pin(ifname, BLUE_PIN_DROPS, &out->drops_fd)) ||
 	    (ret = check_map(ifname, out->qp_ctx_fd, &qp)) ||
 	    (ret = check_map(ifname, out->xsks_fd, &xsks)) ||
-	    (ret = check_map(ifname, out->stats_fd, &stats)))
+	    (ret = check_map(ifname, out->stats_fd, &stats)) ||
+	    (ret = check_map(ifname, out->dev_stats_fd, &dev)) ||
+	    (ret = check_map(ifname, out->diag_fd, &diag)) ||
+	    (ret = check_map(ifname, out->drops_fd, &drops)))
 		blue_pins_close(out);
 	return ret;
 }
 
-static size_t qp_ctx_map_size(void)
+/* An mmapable array's values are laid out back to back, rounded up to whole pages. */
+static size_t map_size(size_t value_size, size_t entries)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t sz = (size_t)BLUE_MAX_QP * sizeof(struct blue_qp_ctx);
+	size_t sz = value_size * entries;
 
 	return (sz + page - 1) / page * page;
 }
 
-struct blue_qp_ctx *blue_pins_mmap_qp_ctx(int qp_ctx_fd, bool writable)
+static void *map_mmap(int fd, size_t len, bool writable)
 {
 	int prot = PROT_READ | (writable ? PROT_WRITE : 0);
-	void *p = mmap(NULL, qp_ctx_map_size(), prot, MAP_SHARED, qp_ctx_fd, 0);
+	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, 0);
 
 	return p == MAP_FAILED ? NULL : p;
+}
+
+struct blue_qp_ctx *blue_pins_mmap_qp_ctx(int qp_ctx_fd, bool writable)
+{
+	return map_mmap(qp_ctx_fd, map_size(sizeof(struct blue_qp_ctx), BLUE_MAX_QP), writable);
 }
 
 void blue_pins_munmap_qp_ctx(struct blue_qp_ctx *table)
 {
 	if (table)
-		munmap(table, qp_ctx_map_size());
+		munmap(table, map_size(sizeof(struct blue_qp_ctx), BLUE_MAX_QP));
+}
+
+struct blue_dev_stats *blue_pins_mmap_dev_stats(int dev_stats_fd, bool writable)
+{
+	return map_mmap(dev_stats_fd, map_size(sizeof(struct blue_dev_stats), 1), writable);
+}
+
+void blue_pins_munmap_dev_stats(struct blue_dev_stats *ds)
+{
+	if (ds)
+		munmap(ds, map_size(sizeof(struct blue_dev_stats), 1));
+}
+
+struct blue_diag_cfg *blue_pins_mmap_diag(int diag_fd, bool writable)
+{
+	return map_mmap(diag_fd, map_size(sizeof(struct blue_diag_cfg), 1), writable);
+}
+
+void blue_pins_munmap_diag(struct blue_diag_cfg *cfg)
+{
+	if (cfg)
+		munmap(cfg, map_size(sizeof(struct blue_diag_cfg), 1));
 }
 
 int blue_pins_read_stats(int stats_fd, struct blue_stat out[BLUE_STAT__MAX])

@@ -2,8 +2,9 @@
 /*
  * From a QP to the CM's blue_cm_info and back: what a side tells its peer, and moving a
  * QP to RTS with what the peer told. Written against the public verbs (blue_query_*,
- * blue_modify_qp) so it does not depend on the QP's internals; the one internal call is
- * blue__set_neigh(), to install the MAC the peer sent as a static neighbour.
+ * blue_modify_qp, blue_qp_set_retx) so it does not depend on the QP's internals; the
+ * internal calls are blue__set_neigh(), to install the MAC the peer sent as a static
+ * neighbour, and blue__qp_set_peer_caps(), to record what the two sides negotiated.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -16,6 +17,7 @@
 
 #include "runtime/cm.h"
 #include "runtime/device.h"
+#include "runtime/retx.h"
 
 static bool gid_is_zero(const union blue_gid *g)
 {
@@ -99,6 +101,7 @@ int blue_cm_info_from_qp(struct blue_context *ctx, struct blue_qp *qp, int gid_i
 		gid_ipv4(&g, &info->ipv4);
 	if (blue_query_gid(ctx, 1, 0, &g) == 0)
 		gid_mac(&g, info->mac);
+	blue__obs_conn_begin(qp);
 	return 0;
 }
 
@@ -136,7 +139,9 @@ int blue_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t lo
 	static const uint8_t no_mac[6];
 	struct blue_cm_qp_attr def;
 	char ipstr[INET_ADDRSTRLEN];
+	struct blue_retx_attr retx;
 	struct blue_qp_attr a;
+	uint32_t caps;
 	uint32_t ip = 0;
 	int err;
 
@@ -214,5 +219,22 @@ int blue_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t lo
 	if (err)
 		return -blue__cm_fail(err, "connect_qp: QP 0x%x RTR -> RTS failed",
 				      blue_qp_num(qp));
+
+	/*
+	 * What both sides offered is what both use: the peer computes the same AND, so
+	 * selective retransmission is on at both ends or at neither.
+	 */
+	caps = attr->caps & remote->caps;
+	blue__qp_set_peer_caps(qp, caps);
+	err = blue_qp_query_retx(qp, &retx);
+	if (!err) {
+		retx.policy = (caps & BLUE_CM_CAP_SELECTIVE_RETX) ? BLUE_RETX_SELECTIVE :
+			      BLUE_RETX_GO_BACK_N;
+		err = blue_qp_set_retx(qp, &retx);
+	}
+	if (err)
+		return -blue__cm_fail(err, "connect_qp: QP 0x%x: cannot set the "
+				      "retransmission policy", blue_qp_num(qp));
+	blue__obs_conn_done(qp, remote->qpn);
 	return 0;
 }

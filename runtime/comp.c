@@ -48,38 +48,48 @@ uint64_t blue__rnr_timer_ns(unsigned int code)
 	return (uint64_t)rnr_timer_10us[code & 31] * 10000ull;
 }
 
-static uint64_t ack_timeout_ns(uint8_t timeout)
-{
-	return 4096ull << timeout;	/* 4.096 us * 2^timeout */
-}
-
 static void timer_set(struct blue_qp *qp, enum blue_timer_kind kind, uint64_t deadline)
 {
 	qp->comp.timer = (uint8_t)kind;
 	qp->live->timer_deadline_ns = kind == BLUE_TIMER_NONE ? 0 : deadline;
 }
 
-/* The ACK timer runs while something is unacknowledged; timeout 0 means never. */
+/*
+ * The ACK timer runs while something is unacknowledged; IBA timeout 0 means never. Its
+ * length is 4.096 us * 2^timeout, or base + k * cwnd (blue__retx_timeout_ns()).
+ */
 static void ack_timer_restart(struct blue_qp *qp, uint64_t now)
 {
 	struct blue_qp_ctx *live = qp->live;
+	uint64_t t;
 
 	if (qp->comp.timer == BLUE_TIMER_RNR)
 		return;
-	if (live->una_psn == qp->req.psn_hi || !qp->timeout)
+	t = blue__retx_timeout_ns(qp);
+	if (live->una_psn == qp->req.psn_hi || !t)
 		timer_set(qp, BLUE_TIMER_NONE, 0);
 	else
-		timer_set(qp, BLUE_TIMER_ACK, now + ack_timeout_ns(qp->timeout));
+		timer_set(qp, BLUE_TIMER_ACK, now + t);
+}
+
+void blue__comp_timer_restart(struct blue_qp *qp)
+{
+	ack_timer_restart(qp, qp->ctx->eng.now_ns);
 }
 
 void blue__comp_sent(struct blue_qp *qp, uint64_t now)
 {
-	if (qp->comp.timer == BLUE_TIMER_NONE && qp->timeout)
-		timer_set(qp, BLUE_TIMER_ACK, now + ack_timeout_ns(qp->timeout));
+	uint64_t t;
+
+	if (qp->comp.timer != BLUE_TIMER_NONE)
+		return;
+	t = blue__retx_timeout_ns(qp);
+	if (t)
+		timer_set(qp, BLUE_TIMER_ACK, now + t);
 }
 
 /* una_psn moves to @psn: forward progress refills the retry counts. */
-static void una_advance(struct blue_qp *qp, uint32_t psn)
+void blue__comp_una_advance(struct blue_qp *qp, uint32_t psn)
 {
 	struct blue_qp_ctx *live = qp->live;
 
@@ -96,7 +106,7 @@ static void una_advance(struct blue_qp *qp, uint32_t psn)
 }
 
 /* Fail the oldest WQE with @status and move the QP to ERROR; the flush reports it. */
-static void fail_wqe(struct blue_qp *qp, enum blue_wc_status status, const char *why)
+void blue__comp_fail_wqe(struct blue_qp *qp, enum blue_wc_status status, const char *why)
 {
 	struct blue_swqe_eng *e = blue__sq_eng(qp, blue_ring_cons_own(&qp->sq.ring));
 
@@ -115,12 +125,12 @@ static void retry(struct blue_qp *qp, bool forced, enum blue_retx_reason reason,
 	if (!forced && qp->comp.in_retry && qp->comp.retry_psn == live->una_psn)
 		return;
 	if (!live->retry_left) {
-		fail_wqe(qp, BLUE_WC_RETRY_EXC_ERR, why);
+		blue__comp_fail_wqe(qp, BLUE_WC_RETRY_EXC_ERR, why);
 		return;
 	}
 	live->retry_left--;
 	live->retransmits++;
-	BLUE_PROBE3(retransmit, qp->qpn, live->una_psn, reason);
+	BLUE_PROBE_RETX(qp->qpn, live->una_psn, reason, qp->req.psn_hi);
 	qp->comp.in_retry = true;
 	qp->comp.retry_psn = live->una_psn;
 	blue__req_rewind(qp);
@@ -129,8 +139,8 @@ static void retry(struct blue_qp *qp, bool forced, enum blue_retx_reason reason,
 }
 
 /* The bytes [@off, @off + @len) of a READ's local buffer get @data. */
-static void scatter(const struct blue_send_wqe *w, uint32_t off, const uint8_t *data,
-		    uint32_t len)
+void blue__comp_scatter(const struct blue_send_wqe *w, uint32_t off, const uint8_t *data,
+			uint32_t len)
 {
 	const struct blue_sge *sge = blue_wqe_sges(w);
 	uint32_t i, start = 0, done = 0;
@@ -201,6 +211,9 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 		return;
 	live->rx_pkts++;
 	live->rx_bytes += p->payload_len;
+	/* selective retransmission keeps its own books; what it leaves is IBA's */
+	if (blue__sr_on(qp) && blue__sr_comp_rx(qp, p))
+		return;
 
 	for (;;) {
 		switch (st) {
@@ -232,7 +245,7 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 				} else if (e->state != BLUE_SWQE_SENT) {
 					st = BLUE_COMP_DONE;
 				} else {
-					una_advance(qp, blue_psn_add(e->last_psn, 1));
+					blue__comp_una_advance(qp, blue_psn_add(e->last_psn, 1));
 					st = BLUE_COMP_COMPLETE;
 				}
 				break;
@@ -282,16 +295,22 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 				case BLUE_AETH_NAK:
 					live->naks_rcvd++;
 					BLUE_PROBE3(nak_rcvd, qp->qpn, psn, syn);
-					if (syn == BLUE_NAK_PSN_SEQ_ERR) {
+					/*
+					 * A hole NAK from a peer that negotiated selective
+					 * retransmission, while this QP goes back N: a gap.
+					 */
+					if (syn == BLUE_NAK_PSN_SEQ_ERR ||
+					    (syn == BLUE_NAK_SR_HOLE && (qp->retx.peer_caps &
+					     BLUE_CM_CAP_SELECTIVE_RETX))) {
 						/* IBA 9.7: a NAK acknowledges every PSN before it */
 						if (qp->comp.rnr_wait)
 							break;	/* the RNR wait rewinds anyway */
-						una_advance(qp, psn);
+						blue__comp_una_advance(qp, psn);
 						snprintf(why, sizeof(why), "sequence-error NAK at "
 							 "0x%x", psn);
 						st = BLUE_COMP_RETRY;
 					} else {
-						una_advance(qp, psn);
+						blue__comp_una_advance(qp, psn);
 						err_status = nak_status(syn);
 						snprintf(why, sizeof(why), "NAK 0x%02x (%s) at PSN "
 							 "0x%x", syn, blue_wc_status_str(err_status),
@@ -315,8 +334,8 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 				st = BLUE_COMP_ERROR;
 				break;
 			}
-			scatter(w, off, p->payload, p->payload_len);
-			una_advance(qp, blue_psn_add(psn, 1));
+			blue__comp_scatter(w, off, p->payload, p->payload_len);
+			blue__comp_una_advance(qp, blue_psn_add(psn, 1));
 			st = psn == e->last_psn ? BLUE_COMP_COMPLETE : BLUE_COMP_DONE;
 			break;
 
@@ -324,12 +343,12 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 			/* the original value lands in host order, as ibverbs returns it */
 			orig = p->atmack.orig;
 			memcpy((void *)(uintptr_t)blue_wqe_sges(w)[0].addr, &orig, sizeof(orig));
-			una_advance(qp, blue_psn_add(psn, 1));
+			blue__comp_una_advance(qp, blue_psn_add(psn, 1));
 			st = BLUE_COMP_COMPLETE;
 			break;
 
 		case BLUE_COMP_WRITE_SEND:
-			una_advance(qp, blue_psn_add(psn, 1));
+			blue__comp_una_advance(qp, blue_psn_add(psn, 1));
 			st = (psn == e->last_psn && e->state == BLUE_SWQE_SENT) ?
 			     BLUE_COMP_COMPLETE : BLUE_COMP_DONE;
 			break;
@@ -343,17 +362,18 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 			break;
 
 		case BLUE_COMP_RETRY:
-			retry(qp, is_ack && syn == BLUE_NAK_PSN_SEQ_ERR, BLUE_RETX_NAK, why);
+			retry(qp, is_ack && (syn == BLUE_NAK_PSN_SEQ_ERR || syn == BLUE_NAK_SR_HOLE),
+			      BLUE_RETX_NAK, why);
 			st = BLUE_COMP_DONE;
 			break;
 
 		case BLUE_COMP_RNR:
 			/* the NAK'd PSN is where to resume; all before it is acknowledged */
-			una_advance(qp, psn);
+			blue__comp_una_advance(qp, psn);
 			live->rnr_events++;
 			if (qp->rnr_retry != 7) {	/* 7 = retry forever (IBA 9.7) */
 				if (!live->rnr_left) {
-					fail_wqe(qp, BLUE_WC_RNR_RETRY_EXC_ERR,
+					blue__comp_fail_wqe(qp, BLUE_WC_RNR_RETRY_EXC_ERR,
 						 "RNR retry count exhausted: the peer posts no receive");
 					st = BLUE_COMP_DONE;
 					break;
@@ -363,11 +383,13 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 			qp->comp.rnr_wait = true;
 			timer_set(qp, BLUE_TIMER_RNR, qp->ctx->eng.now_ns +
 				  blue__rnr_timer_ns(syn & 0x1f));
+			BLUE_PROBE4(rnr, qp->qpn, psn, blue__rnr_timer_ns(syn & 0x1f),
+				    live->rnr_left);
 			st = BLUE_COMP_DONE;
 			break;
 
 		case BLUE_COMP_ERROR:
-			fail_wqe(qp, err_status, why);
+			blue__comp_fail_wqe(qp, err_status, why);
 			st = BLUE_COMP_DONE;
 			break;
 
@@ -379,35 +401,45 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 	}
 }
 
-void blue__comp_run(struct blue_qp *qp, uint64_t now)
+bool blue__comp_retire(struct blue_qp *qp)
 {
 	struct blue_qp_ctx *live = qp->live;
 	struct blue_swqe_eng *e;
 
-	if (live->state != BLUE_QPS_RTS && live->state != BLUE_QPS_SQD &&
-	    live->state != BLUE_QPS_SQE)
-		return;
-	/* complete what is acknowledged but found the CQ full, and local failures */
 	while (blue_ring_count(&qp->sq.ring)) {
 		e = blue__sq_eng(qp, blue_ring_cons_own(&qp->sq.ring));
 		if (e->state == BLUE_SWQE_ERROR) {
 			blue__qp_error(qp, "a WQE failed locally (see the line above)");
-			return;
+			return false;
 		}
 		if (e->state != BLUE_SWQE_SENT || blue_psn_diff(live->una_psn, e->last_psn) <= 0)
 			break;
 		if (blue__sq_complete(qp, BLUE_WC_SUCCESS))
 			break;
 	}
+	return true;
+}
+
+void blue__comp_run(struct blue_qp *qp, uint64_t now)
+{
+	struct blue_qp_ctx *live = qp->live;
+
+	if (live->state != BLUE_QPS_RTS && live->state != BLUE_QPS_SQD &&
+	    live->state != BLUE_QPS_SQE)
+		return;
+	/* complete what is acknowledged but found the CQ full, and local failures */
+	if (!blue__comp_retire(qp))
+		return;
 	if (!live->timer_deadline_ns || now < live->timer_deadline_ns)
 		return;
+	BLUE_PROBE4(timer, qp->qpn, qp->comp.timer, live->timer_deadline_ns, live->una_psn);
 	switch (qp->comp.timer) {
 	case BLUE_TIMER_RNR:
 		/* the RNR wait is over: resend from the NAK'd PSN */
 		timer_set(qp, BLUE_TIMER_NONE, 0);
 		qp->comp.rnr_wait = false;
 		live->retransmits++;
-		BLUE_PROBE3(retransmit, qp->qpn, live->una_psn, BLUE_RETX_RNR);
+		BLUE_PROBE_RETX(qp->qpn, live->una_psn, BLUE_RETX_RNR, qp->req.psn_hi);
 		blue__req_rewind(qp);
 		break;
 	case BLUE_TIMER_ACK:
@@ -415,6 +447,9 @@ void blue__comp_run(struct blue_qp *qp, uint64_t now)
 			timer_set(qp, BLUE_TIMER_NONE, 0);
 			break;
 		}
+		/* selective: probe with the newest packet, unless going back N already */
+		if (blue__sr_on(qp) && blue__sr_timeout(qp))
+			break;
 		/* the local ACK timeout: a retry even when a rewind is under way */
 		qp->comp.in_retry = false;
 		retry(qp, true, BLUE_RETX_TIMEOUT, "local ACK timeout: retry count exhausted");

@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <blue/blue.h>
+
 struct blue_qp;
 struct blue_pkt;
 
@@ -58,6 +60,25 @@ void blue__comp_run(struct blue_qp *qp, uint64_t now_ns) __attribute__((visibili
 
 /* blue__comp_sent() - the requester sent a packet: arm the ACK timer if it is idle. */
 void blue__comp_sent(struct blue_qp *qp, uint64_t now_ns) __attribute__((visibility("hidden")));
+
+/*
+ * Shared with selective retransmission (req_sr.c):
+ *  blue__comp_una_advance() - una_psn moves to @psn: retry counts refilled, ACK timer
+ *                             restarted (nothing if @psn is not ahead);
+ *  blue__comp_retire()      - complete the send WQEs una_psn has passed, in order
+ *                             (false: the QP went to ERROR on a local failure);
+ *  blue__comp_fail_wqe()    - fail the oldest WQE with @status, QP to ERROR;
+ *  blue__comp_scatter()     - READ response bytes into the WQE's buffers at @off;
+ *  blue__comp_timer_restart() - re-arm the ACK timer for what is in flight now.
+ */
+void blue__comp_una_advance(struct blue_qp *qp, uint32_t psn) __attribute__((visibility("hidden")));
+bool blue__comp_retire(struct blue_qp *qp) __attribute__((visibility("hidden")));
+void blue__comp_fail_wqe(struct blue_qp *qp, enum blue_wc_status status, const char *why)
+	__attribute__((visibility("hidden")));
+struct blue_send_wqe;
+void blue__comp_scatter(const struct blue_send_wqe *w, uint32_t off, const uint8_t *data,
+			uint32_t len) __attribute__((visibility("hidden")));
+void blue__comp_timer_restart(struct blue_qp *qp) __attribute__((visibility("hidden")));
 
 /* blue__comp_reset() - forget all completer state (QP to RESET). */
 void blue__comp_reset(struct blue_qp *qp) __attribute__((visibility("hidden")));

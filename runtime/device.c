@@ -83,6 +83,7 @@ struct blue_context *blue_open_device_hal(struct blue_hal *hal, const uint8_t ma
 	}
 	ctx->hal = hal;
 	ctx->timer_fd = -1;
+	blue__obs_init(ctx);
 	ctx->qp_tbl = blue_hal_qp_ctx_table(hal);
 	memcpy(ctx->mac, mac, 6);
 	ctx->ip = ip;
@@ -109,6 +110,7 @@ int blue_close_device(struct blue_context *ctx)
 		return EBUSY;
 	}
 	blue__tx_flush(ctx);
+	blue__obs_close(ctx);
 	blue_hal_sock_close(ctx->sock);
 	if (ctx->owns_hal)
 		blue_hal_destroy(ctx->hal);

@@ -13,6 +13,7 @@
 #include <blue/blue.h>
 #include "afxdp_hal/hal.h"
 #include "runtime/mr.h"
+#include "runtime/obs.h"
 #include "runtime/progress.h"
 
 #define BLUE_GID_TBL_LEN	2
@@ -62,6 +63,7 @@ struct blue_context {
 	uint64_t timer_set_ns;		/* what it is armed for (0: disarmed) */
 
 	struct blue_engine eng;
+	struct blue_obs obs;		/* dev_stats and the diag switch (obs.h) */
 };
 
 /*

@@ -218,6 +218,8 @@ struct blue_context *blue_open_device(const char *ifname)
 	}
 	ctx->owns_hal = true;
 	snprintf(ctx->ifname, sizeof(ctx->ifname), "%s", ifname);
+	/* a failure is logged and leaves the statistics in this process: not fatal */
+	(void)blue__obs_open(ctx, ifname);
 	ctx->active_mtu = blue__mtu_for(hal->frame_size - hal->headroom, mtu);
 	return ctx;
 }

@@ -17,6 +17,7 @@
 #include "runtime/cq.h"
 #include "runtime/device.h"
 #include "runtime/log.h"
+#include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
 
@@ -172,6 +173,14 @@ static void rx_frame(struct blue_context *ctx, const struct blue_frame *f)
 		return;
 	}
 	fl = blue_opcode_flags(p.opcode);
+	if (p.opcode == BLUE_OP_CNP) {
+		/* congestion notification for this QP's sends (annex A17.9.3): counted and
+		 * traced; no rate control reacts to it yet */
+		st->rx_cnp++;
+		qp->live->cnps++;
+		BLUE_PROBE3(cnp, qp->qpn, p.saddr, p.psn);
+		return;
+	}
 	if (p.opcode > BLUE_OP_RC_SEND_ONLY_INV) {	/* RC opcodes are 0x00-0x1f */
 		st->rx_wrong_transport++;
 		return;
@@ -192,6 +201,7 @@ static unsigned int rx_drain(struct blue_context *ctx)
 		n = blue_hal_rx_burst(ctx->sock, f, BLUE_RX_BURST, 0);
 		if (n <= 0)
 			break;
+		ctx->eng.st.rx_batches++;
 		for (i = 0; i < n; i++)
 			rx_frame(ctx, &f[i]);
 		blue_hal_rx_release(ctx->hal, f, (unsigned int)n);
@@ -247,6 +257,9 @@ int blue__progress(struct blue_context *ctx)
 	}
 	blue__tx_flush(ctx);
 	blue__channels_timer(ctx, next);
+	/* dev_stats for other processes: a copy every BLUE_DEV_PUBLISH_NS, not per event */
+	if (eng->now_ns >= ctx->obs.next_publish_ns)
+		blue__obs_publish(ctx);
 	eng->running = false;
 	return (int)(got + (unsigned int)(eng->st.tx_frames - tx0));
 }

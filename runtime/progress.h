@@ -31,11 +31,19 @@
 struct blue_engine_stats {
 	uint64_t passes;
 	uint64_t rx_frames;
+	uint64_t rx_batches;	/* RX bursts that returned frames */
+	uint64_t rx_cnp;	/* RoCEv2 CNPs, counted on their QP (annex A17.9) */
 	uint64_t rx_bad_icrc;	/* dropped: ICRC mismatch (annex A17.3.3) */
 	uint64_t rx_malformed;	/* dropped: any other parse error */
 	uint64_t rx_no_qp;	/* dropped: no QP of this context owns the QPN */
 	uint64_t rx_bad_src;	/* dropped: not from the QP's connected peer */
 	uint64_t rx_wrong_transport; /* dropped: not an RC opcode */
+	/* requests the responder refused, by reason (IBA 9.7.5: none is executed) */
+	uint64_t rx_dup;	/* behind the expected PSN: re-ACKed or replayed, not re-run */
+	uint64_t rx_seq_err;	/* ahead of the expected PSN (outside the window): NAK'd once */
+	uint64_t rx_inv_req;	/* NAK invalid request: opcode sequence, lengths, alignment */
+	uint64_t rx_access_err;	/* NAK remote access: R_Key, bounds, MR or QP rights */
+	uint64_t rx_op_err;	/* NAK remote operational error */
 	uint64_t tx_frames;
 	uint64_t tx_no_frame;	/* a send waited: frame pool or pass budget empty */
 	uint64_t tx_dropped;	/* built but refused by a full TX ring */

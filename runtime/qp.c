@@ -223,6 +223,7 @@ int blue_destroy_qp(struct blue_qp *qp)
 	qp->recv_cq->nqp--;
 	blue__wq_fini(&qp->sq);
 	blue__wq_fini(&qp->rq);
+	blue__retx_fini(qp);
 	free(qp->sq_eng);
 	free(qp);
 	return 0;
@@ -426,6 +427,7 @@ static void qp_reset(struct blue_qp *qp)
 	blue__req_reset(qp);
 	blue__resp_reset(qp);
 	blue__comp_reset(qp);
+	blue__retx_reset(qp);
 }
 
 int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
@@ -626,8 +628,10 @@ int blue__sq_complete(struct blue_qp *qp, enum blue_wc_status status)
 
 		if (blue__cq_push(qp->send_cq, &wc, false))
 			return -ENOSPC;
-		BLUE_PROBE4(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode);
+		BLUE_PROBE5(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode, wc.byte_len);
 	}
+	if (w->post_ns && status == BLUE_WC_SUCCESS)	/* posted with diag on */
+		blue__obs_lat_done(qp->ctx, w->opcode, w->post_ns);
 	memset(e, 0, sizeof(*e));
 	blue_ring_consume(r, 1);
 	/* the requester never stays behind the oldest WQE */
@@ -662,7 +666,7 @@ void blue__qp_flush(struct blue_qp *qp)
 		wc.qp_num = qp->qpn;
 		if (blue__cq_push(qp->recv_cq, &wc, false))
 			break;
-		BLUE_PROBE4(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode);
+		BLUE_PROBE5(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode, wc.byte_len);
 		blue_ring_consume(rq, 1);
 	}
 }

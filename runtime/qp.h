@@ -20,6 +20,7 @@
 #include "runtime/device.h"
 #include "runtime/req.h"
 #include "runtime/resp.h"
+#include "runtime/retx.h"
 #include "runtime/wq.h"
 
 struct blue_pkt;
@@ -48,6 +49,7 @@ struct blue_qp {
 	uint32_t init_sq_psn;		/* as set at RTR->RTS, for query_qp */
 	struct blue_ah_attr ah;
 	uint8_t peer_mac[6];
+	uint64_t cm_start_ns;		/* blue_cm_info_from_qp(): connection setup began */
 
 	/* queues */
 	struct blue_wq sq;
@@ -58,7 +60,14 @@ struct blue_qp {
 	struct blue_req req;
 	struct blue_resp resp;
 	struct blue_comp comp;
+	struct blue_retx retx;		/* policy, timer formula, selective-retx state */
 };
+
+/* Whether @qp uses selective retransmission (else IBA go-back-N). */
+static inline bool blue__sr_on(const struct blue_qp *qp)
+{
+	return qp->retx.policy == BLUE_RETX_SELECTIVE;
+}
 
 /* The path MTU in bytes (from the live context). */
 static inline uint32_t blue__qp_mtu(const struct blue_qp *qp)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "runtime/log.h"
+#include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
 
@@ -154,6 +155,46 @@ static uint8_t pkt_opcode(const struct blue_send_wqe *w, uint32_t offset, uint32
 	}
 }
 
+/* The packet of @w that starts at byte @off, with @psn. Return: its BTH flags. */
+static uint32_t build_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, uint32_t off,
+			  uint32_t psn, struct blue_pkt *p)
+{
+	uint32_t mtu = blue__qp_mtu(qp), paylen, fl;
+	uint8_t op;
+
+	op = pkt_opcode(w, off, mtu, &paylen);
+	fl = blue_opcode_flags(op);
+	blue__qp_pkt(qp, p, op, psn);
+	if (fl & BLUE_OPF_RETH) {
+		p->reth.va = w->remote_addr + off;
+		p->reth.rkey = w->rkey;
+		/* a WRITE announces the whole message; a resumed READ asks for the rest */
+		p->reth.len = w->length - off;
+	}
+	if (fl & BLUE_OPF_ATMETH) {
+		p->atmeth.va = w->remote_addr;
+		p->atmeth.rkey = w->rkey;
+		if (w->opcode == BLUE_WR_ATOMIC_CMP_AND_SWP) {
+			p->atmeth.swap_add = w->swap;
+			p->atmeth.compare = w->compare_add;
+		} else {
+			p->atmeth.swap_add = w->compare_add;
+		}
+	}
+	if (fl & BLUE_OPF_IMMDT)
+		p->imm = be32toh(w->imm_data);
+	if (paylen) {
+		p->payload = gather(qp, w, off, paylen);
+		p->payload_len = paylen;
+	}
+	if (fl & BLUE_OPF_LAST) {
+		p->ackreq = 1;	/* IBA 9.7: the last packet of a message asks for an ACK */
+		if (w->send_flags & BLUE_SEND_SOLICITED)
+			p->se = 1;
+	}
+	return fl;
+}
+
 /*
  * Build and queue the packet of the current WQE at req.offset. Nothing is committed
  * unless the frame was queued. Return: 0 or -EAGAIN.
@@ -161,50 +202,23 @@ static uint8_t pkt_opcode(const struct blue_send_wqe *w, uint32_t offset, uint32
 static int send_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, struct blue_swqe_eng *e)
 {
 	struct blue_qp_ctx *live = qp->live;
-	uint32_t mtu = blue__qp_mtu(qp), paylen, psn = live->sq_psn, npkts;
+	uint32_t mtu = blue__qp_mtu(qp), psn = live->sq_psn, npkts;
 	uint32_t off = qp->req.offset;
 	uint32_t fl;
 	struct blue_pkt p;
-	uint8_t op;
 	int err;
 
-	op = pkt_opcode(w, off, mtu, &paylen);
-	fl = blue_opcode_flags(op);
-	blue__qp_pkt(qp, &p, op, psn);
-	if (fl & BLUE_OPF_RETH) {
-		p.reth.va = w->remote_addr + off;
-		p.reth.rkey = w->rkey;
-		/* a WRITE announces the whole message; a resumed READ asks for the rest */
-		p.reth.len = w->length - off;
-	}
-	if (fl & BLUE_OPF_ATMETH) {
-		p.atmeth.va = w->remote_addr;
-		p.atmeth.rkey = w->rkey;
-		if (w->opcode == BLUE_WR_ATOMIC_CMP_AND_SWP) {
-			p.atmeth.swap_add = w->swap;
-			p.atmeth.compare = w->compare_add;
-		} else {
-			p.atmeth.swap_add = w->compare_add;
-		}
-	}
-	if (fl & BLUE_OPF_IMMDT)
-		p.imm = be32toh(w->imm_data);
-	if (paylen) {
-		p.payload = gather(qp, w, off, paylen);
-		p.payload_len = paylen;
-	}
+	fl = build_pkt(qp, w, off, psn, &p);
 	npkts = wqe_npkts(w, off, mtu);
-	if (fl & BLUE_OPF_LAST) {
-		p.ackreq = 1;	/* IBA 9.7: the last packet of a message asks for an ACK */
-		if (w->send_flags & BLUE_SEND_SOLICITED)
-			p.se = 1;
-	} else if (blue_psn_diff(psn, live->una_psn) % BLUE_ACKREQ_EVERY ==
-		   BLUE_ACKREQ_EVERY - 1) {
+	if (!(fl & BLUE_OPF_LAST) &&
+	    blue_psn_diff(psn, live->una_psn) % BLUE_ACKREQ_EVERY == BLUE_ACKREQ_EVERY - 1)
 		p.ackreq = 1;
-	}
 	err = blue__qp_tx(qp, &p);
 	if (err)
 		return err;
+	/* below the highest PSN sent: go-back-N is sending it again */
+	if (blue_psn_diff(psn, qp->req.psn_hi) < 0)
+		live->retx_pkts++;
 
 	if (off == 0 || e->state == BLUE_SWQE_POSTED) {
 		e->first_psn = psn;
@@ -216,10 +230,41 @@ static int send_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, struct bl
 		qp->req.offset = w->length;
 	} else {
 		live->sq_psn = blue_psn_add(psn, 1);
-		qp->req.offset = off + paylen;
+		qp->req.offset = off + p.payload_len;
 	}
 	if (blue_psn_diff(live->sq_psn, qp->req.psn_hi) > 0)
 		qp->req.psn_hi = live->sq_psn;
+	blue__comp_sent(qp, qp->ctx->eng.now_ns);
+	return 0;
+}
+
+int blue__req_resend(struct blue_qp *qp, uint32_t idx, uint32_t psn, uint32_t npsn)
+{
+	const struct blue_send_wqe *w = blue_sq_wqe(&qp->sq, idx);
+	const struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
+	uint32_t mtu = blue__qp_mtu(qp), off = 0, room;
+	struct blue_pkt p;
+	int err;
+
+	if (!blue_op_is_atomic(w->opcode)) {
+		off = (uint32_t)blue_psn_diff(psn, e->first_psn) * mtu;
+		if (off > w->length)
+			off = w->length;
+	}
+	build_pkt(qp, w, off, psn, &p);
+	if (blue_op_is_read(w->opcode)) {
+		/* a new READ for the missing responses only (as rxe re-requests the rest) */
+		room = w->length - off;
+		if (npsn && (uint64_t)npsn * mtu < room)
+			p.reth.len = npsn * mtu;
+	}
+	p.ackreq = 1;	/* what the responder has now decides what comes next */
+	err = blue__qp_tx(qp, &p);
+	if (err)
+		return err;
+	qp->live->retx_pkts++;
+	BLUE_PROBE_RETX(qp->qpn, psn, BLUE_RETX_NAK,
+			blue_psn_add(psn, blue_op_is_read(w->opcode) && npsn ? npsn : 1));
 	blue__comp_sent(qp, qp->ctx->eng.now_ns);
 	return 0;
 }
@@ -231,6 +276,11 @@ int blue__req_run(struct blue_qp *qp)
 	const struct blue_send_wqe *w = NULL;
 	struct blue_swqe_eng *e = NULL;
 	uint32_t mtu = blue__qp_mtu(qp), limit, sent = 0;
+
+	/* selective retransmission: the holes first, then new packets */
+	if (qp->retx.req.pending && !qp->comp.rnr_wait &&
+	    (live->state == BLUE_QPS_RTS || live->state == BLUE_QPS_SQD))
+		sent += (uint32_t)blue__sr_resend(qp);
 
 	for (;;) {
 		switch (st) {

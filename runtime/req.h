@@ -66,6 +66,15 @@ int blue__req_run(struct blue_qp *qp) __attribute__((visibility("hidden")));
  */
 void blue__req_rewind(struct blue_qp *qp) __attribute__((visibility("hidden")));
 
+/*
+ * blue__req_resend() - selective retransmission: send again the packet at @psn of the
+ * send WQE at ring index @idx, asking for an ACK; for a READ, a request for @npsn
+ * responses from @psn on. The requester's own position does not move.
+ * Return: 0 or -EAGAIN (no frame or budget left in this pass).
+ */
+int blue__req_resend(struct blue_qp *qp, uint32_t idx, uint32_t psn, uint32_t npsn)
+	__attribute__((visibility("hidden")));
+
 /* blue__req_reset() - forget all requester state (QP to RESET). */
 void blue__req_reset(struct blue_qp *qp) __attribute__((visibility("hidden")));
 

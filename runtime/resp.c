@@ -82,26 +82,97 @@ static struct blue_resp_out *out_push(struct blue_qp *qp, uint8_t kind)
 	return o;
 }
 
-/* Queue an ACK/NAK; a plain ACK behind a plain ACK replaces it. Return: false if full. */
-static bool queue_ack(struct blue_qp *qp, uint8_t syndrome, uint32_t psn)
+/*
+ * A duplicate READ at @psn: the requester went back N to @psn (IBA 9.7) and takes READ
+ * responses only in PSN order from there, asking again for all that follows. Queued
+ * READ responses with packets left at or past @psn answer its earlier transmission:
+ * sent first, they reach it as a gap it drops, while the response it asks for now waits
+ * behind them; with 16 MiB READs that wait outlasts its ACK timer, and each expiry
+ * queued one more copy, until the retry count ran out. So they stop here; the
+ * duplicate's own response carries the same bytes from @psn. Responses wholly before
+ * @psn stay: they may answer requests resent just before this one. Not under selective
+ * retransmission: its requester takes responses out of order and asks for a hole alone.
+ */
+static void read_supersede(struct blue_qp *qp, uint32_t psn)
 {
 	struct blue_resp *r = &qp->resp;
+	uint32_t mtu = blue__qp_mtu(qp), i;
 	struct blue_resp_out *o;
 
-	if (syndrome == AETH_ACK_NO_CREDIT && r->out_prod != r->out_cons) {
+	for (i = r->out_cons; i != r->out_prod; i++) {
+		o = &r->out[i & (BLUE_RESP_OUTQ - 1)];
+		if (o->kind == BLUE_OUT_READ &&
+		    blue_psn_diff(blue_psn_add(o->psn, blue__read_npkts(o->len, mtu)), psn) > 0)
+			o->kind = BLUE_OUT_NONE;
+	}
+}
+
+/* The PSN before which an ACK (@psn itself too) or a hole NAK (@psn not) acknowledges. */
+static uint32_t cum_psn(uint8_t syndrome, uint32_t psn)
+{
+	return syndrome == BLUE_NAK_SR_HOLE ? psn : blue_psn_add(psn, 1);
+}
+
+/*
+ * Queue an ACK/NAK with @msn in its AETH; a plain ACK behind a plain ACK replaces it.
+ * Under selective retransmission a hole NAK and a plain ACK replace each other the same
+ * way when the newer acknowledges at least as much: both are cumulative, and the newer
+ * says where the responder is now. Return: false if full.
+ */
+static bool queue_aeth(struct blue_qp *qp, uint8_t syndrome, uint32_t psn, uint32_t msn)
+{
+	struct blue_resp *r = &qp->resp;
+	struct blue_resp_out *o = NULL;
+	bool replace = false;
+	int32_t ahead;
+
+	if (r->out_prod != r->out_cons)
 		o = &r->out[(r->out_prod - 1) & (BLUE_RESP_OUTQ - 1)];
-		if (o->kind == BLUE_OUT_ACK && o->syndrome == AETH_ACK_NO_CREDIT) {
-			o->psn = psn;
-			o->msn = qp->live->msn;
-			return true;
-		}
+	if (o && o->kind == BLUE_OUT_ACK) {
+		ahead = blue_psn_diff(cum_psn(syndrome, psn), cum_psn(o->syndrome, o->psn));
+		if (syndrome == AETH_ACK_NO_CREDIT && o->syndrome == AETH_ACK_NO_CREDIT)
+			replace = true;		/* IBA coalescing, as ever */
+		else if (syndrome == BLUE_NAK_SR_HOLE)
+			replace = (o->syndrome == AETH_ACK_NO_CREDIT ||
+				   o->syndrome == BLUE_NAK_SR_HOLE) && ahead >= 0;
+		else if (syndrome == AETH_ACK_NO_CREDIT && o->syndrome == BLUE_NAK_SR_HOLE)
+			replace = ahead > 0;	/* the hole it reported is filled */
+	}
+	if (replace) {
+		o->syndrome = syndrome;
+		o->psn = psn;
+		o->msn = msn;
+		return true;
 	}
 	o = out_push(qp, BLUE_OUT_ACK);
 	if (!o)
 		return false;
 	o->syndrome = syndrome;
 	o->psn = psn;
+	o->msn = msn;
 	return true;
+}
+
+static bool queue_ack(struct blue_qp *qp, uint8_t syndrome, uint32_t psn)
+{
+	return queue_aeth(qp, syndrome, psn, qp->live->msn);
+}
+
+void blue__resp_queue_ack(struct blue_qp *qp, uint32_t psn)
+{
+	queue_ack(qp, AETH_ACK_NO_CREDIT, psn);
+}
+
+void blue__resp_queue_hole(struct blue_qp *qp, uint32_t psn, uint32_t len)
+{
+	struct blue_qp_ctx *live = qp->live;
+
+	if (queue_aeth(qp, BLUE_NAK_SR_HOLE, psn, len & BLUE_PSN_MASK)) {
+		live->naks_sent++;
+		BLUE_PROBE3(nak_sent, qp->qpn, psn, BLUE_NAK_SR_HOLE);
+		live->last_nak_psn = psn;
+		live->last_nak_syndrome = BLUE_NAK_SR_HOLE;
+	}
 }
 
 /* A NAK, remembered in the live context (IBA 9.7: NAK a gap once). */
@@ -179,13 +250,14 @@ static void recv_complete(struct blue_qp *qp, enum blue_wc_status status,
 	}
 	/* the CQ had room (checked before executing), unless this is an error */
 	if (blue__cq_push(qp->recv_cq, &wc, p->se) == 0)
-		BLUE_PROBE4(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode);
+		BLUE_PROBE5(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode, wc.byte_len);
 	blue_ring_consume(rq, 1);
 }
 
 /* ---- the request path ---------------------------------------------------------------- */
 
-void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)
+/* One request; @replay: a request the reorder buffer held, already counted on arrival. */
+static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 {
 	struct blue_qp_ctx *live = qp->live;
 	struct blue_resp *r = &qp->resp;
@@ -207,8 +279,10 @@ void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 	if (live->state != BLUE_QPS_RTR && live->state != BLUE_QPS_RTS &&
 	    live->state != BLUE_QPS_SQD && live->state != BLUE_QPS_SQE)
 		return;	/* IBA 10.3.1: INIT and ERROR drop what they receive */
-	live->rx_pkts++;
-	live->rx_bytes += p->payload_len;
+	if (!replay) {
+		live->rx_pkts++;
+		live->rx_bytes += p->payload_len;
+	}
 
 	for (;;) {
 		switch (st) {
@@ -217,6 +291,15 @@ void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 
 			st = d > 0 ? BLUE_RESP_SEQ_ERR : d < 0 ? BLUE_RESP_DUPLICATE :
 			     BLUE_RESP_CHECK_OP_SEQ;
+			if (d > 0 && blue__sr_on(qp)) {
+				/* selective: keep it for when the hole is filled */
+				blue__sr_resp_ahead(qp, p);
+				st = BLUE_RESP_DONE;
+			}
+			if (d > 0)
+				qp->ctx->eng.st.rx_seq_err++;
+			else if (d < 0)
+				qp->ctx->eng.st.rx_dup++;
 			break;
 		}
 
@@ -231,7 +314,10 @@ void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 
 		case BLUE_RESP_DUPLICATE:
 			st = BLUE_RESP_DONE;
-			if (is_send || is_write) {
+			if ((is_send || is_write) && blue__sr_on(qp) && qp->retx.resp.nheld) {
+				/* a resend while a hole is open: say where the hole is */
+				blue__sr_resp_nak(qp);
+			} else if (is_send || is_write) {
 				/* its ACK was lost, or is coming: say how far we got */
 				queue_ack(qp, AETH_ACK_NO_CREDIT, blue_psn_add(live->rq_psn,
 									       BLUE_PSN_MASK));
@@ -244,6 +330,8 @@ void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 							  len, BLUE_ACCESS_REMOTE_READ,
 							  &mem) != BLUE_MR_OK)
 					break;
+				if (!blue__sr_on(qp))
+					read_supersede(qp, p->psn);
 				o = out_push(qp, BLUE_OUT_READ);
 				if (o) {
 					o->psn = p->psn;
@@ -464,6 +552,12 @@ void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 			 * and move to ERROR, as rxe does; nothing was executed.
 			 */
 			queue_nak(qp, nak, p->psn);
+			if (nak == BLUE_NAK_REM_ACCESS_ERR)
+				qp->ctx->eng.st.rx_access_err++;
+			else if (nak == BLUE_NAK_REM_OP_ERR)
+				qp->ctx->eng.st.rx_op_err++;
+			else
+				qp->ctx->eng.st.rx_inv_req++;
 			blue__qp_error(qp, why);
 			st = BLUE_RESP_DONE;
 			break;
@@ -474,6 +568,19 @@ void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 			return;
 		}
 	}
+}
+
+void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)
+{
+	resp_one(qp, p, false);
+	/* selective: an in-order request may have filled a hole */
+	if (qp->retx.resp.nheld)
+		blue__sr_resp_drain(qp);
+}
+
+void blue__resp_replay(struct blue_qp *qp, const struct blue_pkt *p)
+{
+	resp_one(qp, p, true);
 }
 
 /* ---- the response path --------------------------------------------------------------- */
@@ -497,6 +604,9 @@ int blue__resp_tx(struct blue_qp *qp)
 	struct blue_pkt p;
 	int sent = 0;
 
+	/* a drain of held requests that found no room last time goes on */
+	if (qp->retx.resp.stalled)
+		blue__sr_resp_drain(qp);
 	while (r->out_cons != r->out_prod) {
 		o = &r->out[r->out_cons & (BLUE_RESP_OUTQ - 1)];
 		/* in ERROR only the NAK that put us there still goes out */

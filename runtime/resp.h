@@ -37,6 +37,7 @@ extern const char *const blue__resp_state_name[BLUE_RESP__MAX]
 	__attribute__((visibility("hidden")));
 
 enum blue_resp_out_kind {
+	BLUE_OUT_NONE = 0,	/* superseded (a READ a duplicate replaced): skipped */
 	BLUE_OUT_ACK = 1,	/* ACK or NAK: AETH syndrome, PSN, MSN */
 	BLUE_OUT_READ,		/* READ response packets from memory */
 	BLUE_OUT_ATOMIC,	/* atomic ACK with the original value */
@@ -87,6 +88,17 @@ struct blue_resp {
 
 /* blue__resp_rx() - one request packet for this QP. */
 void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)
+	__attribute__((visibility("hidden")));
+
+/*
+ * For selective retransmission (resp_sr.c): run a request the reorder buffer held
+ * (counted when it arrived), queue a plain ACK of @psn, and queue a hole NAK
+ * (BLUE_NAK_SR_HOLE: @len PSNs missing from @psn on).
+ */
+void blue__resp_replay(struct blue_qp *qp, const struct blue_pkt *p)
+	__attribute__((visibility("hidden")));
+void blue__resp_queue_ack(struct blue_qp *qp, uint32_t psn) __attribute__((visibility("hidden")));
+void blue__resp_queue_hole(struct blue_qp *qp, uint32_t psn, uint32_t len)
 	__attribute__((visibility("hidden")));
 
 /* blue__resp_tx() - send queued responses within this pass's budget. Return: packets. */

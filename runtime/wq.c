@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "runtime/log.h"
+#include "runtime/probes.h"
 #include "runtime/qp.h"
 #include "runtime/wq.h"
 
@@ -143,8 +144,9 @@ static void send_wqe_fill(const struct blue_qp *qp, struct blue_send_wqe *w,
 int blue_post_send(struct blue_qp *qp, struct blue_send_wr *wr, struct blue_send_wr **bad_wr)
 {
 	uint32_t n = 0, room, prod;
+	uint64_t len, post_ns = 0;
+	struct blue_send_wqe *w;
 	uint8_t state;
-	uint64_t len;
 	int err = 0;
 
 	if (!qp || !wr) {
@@ -152,6 +154,9 @@ int blue_post_send(struct blue_qp *qp, struct blue_send_wr *wr, struct blue_send
 			*bad_wr = wr;
 		return EINVAL;
 	}
+	/* latency diagnostics: one timestamp per call, only when switched on */
+	if (blue__obs_diag(&qp->ctx->obs, BLUE_DIAG_LAT))
+		post_ns = blue__now_ns();
 	state = __atomic_load_n(&qp->live->state, __ATOMIC_ACQUIRE);
 	/* IBA 10.3.1: sends are posted in RTS, SQD, SQE and ERROR (where they flush) */
 	if (state == BLUE_QPS_RESET || state == BLUE_QPS_INIT || state == BLUE_QPS_RTR) {
@@ -170,7 +175,10 @@ int blue_post_send(struct blue_qp *qp, struct blue_send_wr *wr, struct blue_send
 			err = ENOMEM;	/* as ibv_post_send: the queue is full */
 			break;
 		}
-		send_wqe_fill(qp, blue_sq_wqe(&qp->sq, prod + n), wr, (uint32_t)len);
+		w = blue_sq_wqe(&qp->sq, prod + n);
+		send_wqe_fill(qp, w, wr, (uint32_t)len);
+		w->post_ns = post_ns;
+		BLUE_PROBE5(post_send, qp->qpn, wr->wr_id, wr->opcode, w->length, w->send_flags);
 		n++;
 	}
 	if (n)
@@ -225,6 +233,7 @@ int blue_post_recv(struct blue_qp *qp, struct blue_recv_wr *wr, struct blue_recv
 		if (wr->num_sge)
 			memcpy(w->sge, wr->sg_list,
 			       (size_t)wr->num_sge * sizeof(struct blue_sge));
+		BLUE_PROBE3(post_recv, qp->qpn, wr->wr_id, w->length);
 		n++;
 	}
 	if (n)

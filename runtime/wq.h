@@ -30,6 +30,7 @@ struct blue_send_wqe {
 	uint64_t remote_addr;
 	uint64_t compare_add;
 	uint64_t swap;
+	uint64_t post_ns;	/* CLOCK_MONOTONIC at post with diag on (latency), else 0 */
 	/* then num_sge struct blue_sge, or length bytes of inline data */
 	uint8_t data[] __attribute__((aligned(16)));
 };

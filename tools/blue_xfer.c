@@ -34,7 +34,10 @@
  *  - CAS, FAA: a chain of compare-and-swaps (each expects the previous one's swap) and
  *    fetch-and-adds of random addends: every returned original must be the exact value
  *    that single execution in order gives, and both sides check the final value, so an
- *    atomic executed twice or not at all fails.
+ *    atomic executed twice or not at all fails;
+ *  - completions: exactly one per signaled WR, in send-queue order, from the round that
+ *    posted it (wr_id carries the round); after the last round the client drives the
+ *    engine 200 ms more for late ones and prints "COMPLETIONS: N ... exactly one each".
  * The CRC is ISA-L's crc32_gzip_refl, which is zlib's crc32.
  *
  * Rounds at sizes up to --lat-max are followed by a latency round: one WR at a time on
@@ -44,6 +47,10 @@
  * --expect-peer-death (client): the test kills the server mid-transfer. The client then
  * exits 0 only if, within --timeout, every QP reached ERROR with its oldest WR completed
  * as RETRY_EXC_ERR and every other WR (and one posted afterwards) as WR_FLUSH_ERR.
+ *
+ * --retx sr offers selective retransmission to the peer (BLUE_CM_CAP_SELECTIVE_RETX); it
+ * is used when both sides offer it, go-back-N otherwise. --timeout-us BASE,K arms this
+ * side's ACK timer at BASE + K * (PSNs in flight) microseconds (blue_qp_set_retx()).
  *
  * --hold SEC: after the run, keep the QPs as they are (RTS; ERROR after a peer death)
  * until SIGUSR1, SIGINT or SIGTERM, at most SEC seconds, for `bluectl qp list`.
@@ -158,6 +165,9 @@ struct opts {
 	int gidx;
 	uint8_t ack_timeout;
 	uint8_t retry_cnt;
+	bool sr;		/* offer selective retransmission (--retx sr) */
+	bool lin_timer;		/* --timeout-us: base + k * cwnd */
+	uint32_t tmo_base_us, tmo_k_us;
 };
 
 static void usage(FILE *f, const char *argv0)
@@ -186,6 +196,11 @@ static void usage(FILE *f, const char *argv0)
 		"  -g, --gid-idx=N        local GID index (default 1, the IPv4 GID)\n"
 		"      --ack-timeout=EXP  local ACK timeout 4.096 us * 2^EXP (default 14)\n"
 		"      --retry-cnt=N      transport retries (default 7)\n"
+		"      --retx=gbn|sr      retransmission: gbn, IBA go-back-N (the default), or sr,\n"
+		"                         selective, offered to the peer; used only when both\n"
+		"                         sides offer it, else go-back-N on both\n"
+		"      --timeout-us=BASE,K  local ACK timeout BASE + K * (PSNs in flight) us\n"
+		"                         instead of 4.096 us * 2^EXP (this side's requester)\n"
 		"      --expect-peer-death  (client) succeed only if the server dies mid-run and\n"
 		"                         every QP ends in ERROR: RETRY_EXC_ERR, the rest flushed\n"
 		"      --hold=SEC         keep the QPs (in RTS, or ERROR after a peer death) after\n"
@@ -280,12 +295,41 @@ static enum blue_mtu mtu_enum(long long b)
 	return 0;
 }
 
+/* "BASE,K" in microseconds for the linear ACK timeout, as blue_qp_set_retx() bounds it. */
+static int parse_tmo_us(const char *s, struct opts *o)
+{
+	char *dup = strdup(s), *k = dup ? strchr(dup, ',') : NULL;
+	long long base, kk;
+	int err = -1;
+
+	if (!k) {
+		fprintf(stderr, "invalid --timeout-us '%s': expected BASE,K (microseconds)\n", s);
+		free(dup);
+		return -1;
+	}
+	*k++ = 0;
+	base = num_arg("timeout base (us)", dup, 0, BLUE_RETX_MAX_BASE_US, false);
+	kk = base < 0 ? -1 : num_arg("timeout k (us)", k, 0, BLUE_RETX_MAX_K_US, false);
+	if (base >= 0 && kk >= 0) {
+		if (!base && !kk) {
+			fprintf(stderr, "invalid --timeout-us '%s': a timeout of 0 us\n", s);
+		} else {
+			o->lin_timer = true;
+			o->tmo_base_us = (uint32_t)base;
+			o->tmo_k_us = (uint32_t)kk;
+			err = 0;
+		}
+	}
+	free(dup);
+	return err;
+}
+
 /* Return: 0 to run, 1 on a usage error, 2 after --help. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum {
 		O_VERIFY = 256, O_PROGRESS, O_LAT_ITERS, O_LAT_MAX, O_ACK_TMO, O_RETRY,
-		O_DEATH, O_HOLD, O_INJECT,
+		O_DEATH, O_HOLD, O_INJECT, O_RETX, O_TMO_US,
 	};
 	static const struct option lopts[] = {
 		{ "ib-dev", 1, NULL, 'd' }, { "port", 1, NULL, 'p' },
@@ -297,6 +341,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "lat-max", 1, NULL, O_LAT_MAX }, { "ack-timeout", 1, NULL, O_ACK_TMO },
 		{ "retry-cnt", 1, NULL, O_RETRY }, { "expect-peer-death", 0, NULL, O_DEATH },
 		{ "hold", 1, NULL, O_HOLD }, { "inject-mismatch", 0, NULL, O_INJECT },
+		{ "retx", 1, NULL, O_RETX }, { "timeout-us", 1, NULL, O_TMO_US },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 }
 	};
 	long long v;
@@ -395,6 +440,20 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case O_INJECT:
 			o->inject = true;
+			break;
+		case O_RETX:
+			if (!strcmp(optarg, "sr") || !strcmp(optarg, "selective")) {
+				o->sr = true;
+			} else if (!strcmp(optarg, "gbn") || !strcmp(optarg, "go-back-n")) {
+				o->sr = false;
+			} else {
+				fprintf(stderr, "invalid --retx '%s': use gbn or sr\n", optarg);
+				v = -1;
+			}
+			break;
+		case O_TMO_US:
+			if (parse_tmo_us(optarg, o))
+				v = -1;
 			break;
 		case 'h':
 			usage(stdout, argv[0]);
@@ -757,6 +816,8 @@ struct xfer {
 	int fd;
 	uint64_t tmo_ns;
 	size_t peer_len;		/* client: the region it asked the server for */
+	/* client: signaled WRs posted and completions reaped, over the whole run */
+	uint64_t wrs_posted, wcs_reaped;
 };
 
 static uint64_t deadline(const struct xfer *x)
@@ -870,6 +931,40 @@ static int wc_qp(const struct xfer *x, const struct blue_wc *wc)
 }
 
 /*
+ * After blue_cm_connect_qp() chose the policy: the linear timer if asked for, and, when
+ * --retx or --timeout-us was given, one line saying what is in use (for the first QP).
+ */
+static int set_retx(struct xfer *x, struct xqp *q, uint32_t i)
+{
+	const struct opts *o = x->o;
+	struct blue_retx_attr ra;
+	int err;
+
+	err = blue_qp_query_retx(q->qp, &ra);
+	if (!err && o->lin_timer) {
+		ra.timer = BLUE_RETX_TIMER_LINEAR;
+		ra.base_us = o->tmo_base_us;
+		ra.k_us = o->tmo_k_us;
+		err = blue_qp_set_retx(q->qp, &ra);
+	}
+	if (err) {
+		fprintf(stderr, "QP %u: cannot set the retransmission timer: %s\n", i,
+			strerror(err));
+		return -1;
+	}
+	if (i == 0 && (o->sr || o->lin_timer)) {	/* the default run prints as before */
+		printf("  retransmission: %s", ra.policy == BLUE_RETX_SELECTIVE ?
+		       "selective (both sides offered it)" : o->sr ?
+		       "go-back-N (the peer did not offer selective)" : "go-back-N");
+		if (ra.timer == BLUE_RETX_TIMER_LINEAR)
+			printf(", ACK timeout %u + %u * cwnd us\n", ra.base_us, ra.k_us);
+		else
+			printf(", ACK timeout 4.096 us * 2^%u\n", o->ack_timeout);
+	}
+	return 0;
+}
+
+/*
  * Both sides: one blue_cm_exchange per QP, in QP order, on the one TCP connection, then
  * every QP to RTS. The server's QPs grant the remote rights its regions carry.
  */
@@ -885,6 +980,7 @@ static int xfer_connect(struct xfer *x)
 	qa.retry_cnt = o->retry_cnt;
 	qa.max_rd_atomic = RD_ATOMIC;
 	qa.max_dest_rd_atomic = RD_ATOMIC;
+	qa.caps = o->sr ? BLUE_CM_CAP_SELECTIVE_RETX : 0;
 	if (x->is_server)
 		qa.access = BLUE_ACCESS_LOCAL_WRITE | BLUE_ACCESS_REMOTE_WRITE |
 			    BLUE_ACCESS_REMOTE_READ | BLUE_ACCESS_REMOTE_ATOMIC;
@@ -899,6 +995,7 @@ static int xfer_connect(struct xfer *x)
 		if (o->mtu && o->mtu < q->local.mtu)
 			q->local.mtu = o->mtu;
 		blue_cm_info_set_mr(&q->local, q->mr);
+		q->local.caps = qa.caps;
 		err = blue_cm_exchange(x->fd, &q->local, &q->remote, tmo);
 		if (err) {
 			fprintf(stderr, "exchange for QP %u failed: %s\n", i,
@@ -915,6 +1012,8 @@ static int xfer_connect(struct xfer *x)
 			fprintf(stderr, "QP %u: %s\n", i, blue_cm_last_error());
 			return -1;
 		}
+		if (set_retx(x, q, i))
+			return -1;
 		if (i < 4 || i == x->nqps - 1) {
 			char gid[INET6_ADDRSTRLEN];
 
@@ -1154,7 +1253,8 @@ static int post_one(struct xfer *x, struct cround *c, uint32_t qi)
 	int err;
 
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = (uint64_t)qi << 32 | i;
+	/* the round (+1) in the top bits: a completion from an earlier round shows */
+	wr.wr_id = (uint64_t)(r->idx + 1) << 48 | (uint64_t)qi << 32 | i;
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = ops[r->op].wr;
@@ -1214,6 +1314,7 @@ atomic:
 		return err;
 	}
 	run->posted++;
+	x->wrs_posted++;
 	return 0;
 }
 
@@ -1542,11 +1643,12 @@ static int client_round(struct xfer *x, const struct round *r, struct result *re
 		if (n) {
 			uint64_t t = now_ns();
 
+			x->wcs_reaped += (uint64_t)n;
 			for (k = 0; k < n; k++) {
 				int qi = wc_qp(x, &wc[k]);
 
 				if (qi < 0 || (uint32_t)qi >= r->nqps ||
-				    (uint32_t)(wc[k].wr_id >> 32) != (uint32_t)qi) {
+				    wc[k].wr_id >> 32 != ((uint64_t)(r->idx + 1) << 16 | (uint32_t)qi)) {
 					mismatch(&c, "completion for QP 0x%x wr_id 0x%" PRIx64
 						 " that this round did not post", wc[k].qp_num,
 						 wc[k].wr_id);
@@ -1665,6 +1767,45 @@ out:
 	return rc;
 }
 
+/*
+ * After the last round: every signaled WR must have completed exactly once. The rounds
+ * saw one completion per WR in send-queue order (a duplicate breaks the order, a stray
+ * from an earlier round carries its round in wr_id); what is left is a late duplicate
+ * of the last round's WRs, so drive the engine a little longer (the server still
+ * answers) and count anything that comes. Return: 0 if posted == reaped and none came.
+ */
+static int completions_check(struct xfer *x)
+{
+	struct blue_wc wc[POLL_BATCH];
+	uint64_t dl = now_ns() + 200000000ull, late = 0;
+	int n;
+
+	while (now_ns() < dl) {
+		n = blue_poll_cq(x->cq, POLL_BATCH, wc);
+		if (n < 0) {
+			fprintf(stderr, "poll_cq: %s\n", strerror(-n));
+			return -1;
+		}
+		for (int k = 0; k < n; k++)
+			printf("CHECK FAILED: a completion after the last round: QP 0x%x wr_id "
+			       "0x%" PRIx64 ", status %s\n", wc[k].qp_num, wc[k].wr_id,
+			       blue_wc_status_str(wc[k].status));
+		late += (uint64_t)n;
+		x->wcs_reaped += (uint64_t)n;
+		if (!n)
+			usleep(1000);
+	}
+	if (late || x->wcs_reaped != x->wrs_posted) {
+		printf("CHECK FAILED: COMPLETIONS: %" PRIu64 " signaled WRs posted, %" PRIu64
+		       " completions (%" PRIu64 " after the last round)\n", x->wrs_posted,
+		       x->wcs_reaped, late);
+		return -1;
+	}
+	printf("COMPLETIONS: %" PRIu64 " signaled WRs posted, %" PRIu64 " completions: "
+	       "exactly one each\n", x->wrs_posted, x->wcs_reaped);
+	return 0;
+}
+
 static void print_table(const struct result *res, unsigned int n)
 {
 	printf("\n%-10s %9s %7s %5s %10s %10s %10s %10s %10s  %s\n", "#op", "bytes", "iters",
@@ -1699,6 +1840,7 @@ static int run_client(const struct opts *o)
 	struct rbuf rb;
 	struct wbuf w = { 0 };
 	int rc = 1, death = 0, err;
+	bool aborted = false;
 
 	nr = plan_rounds(o, rounds, &local_len, &remote_len, &max_recv, &max_send);
 	for (unsigned int i = 0; i < nr; i++)
@@ -1751,9 +1893,14 @@ static int run_client(const struct opts *o)
 		}
 		if (r != ROUND_OK)
 			failed++;
-		if (r == ROUND_ABORT)
+		if (r == ROUND_ABORT) {
+			aborted = true;
 			break;	/* a QP in ERROR or a broken channel: no further round */
+		}
 	}
+	/* after an abort, WRs completed in error or not at all: nothing to count */
+	if (!death && !aborted && completions_check(&x))
+		failed++;
 	if (!death) {
 		w.len = 0;
 		put32(&w, failed == 0);
@@ -1789,6 +1936,7 @@ struct sround {
 	struct srun *run;
 	uint32_t *rd_crc;	/* READ: what was announced, to check the source is intact */
 	uint64_t bad;
+	uint64_t stray;		/* completions outside a round: kept across rounds */
 	uint32_t shown;
 	bool active, done_rcvd, client_ok;
 	struct rbuf done;	/* the DONE payload, checked once every receive is in */
@@ -1950,6 +2098,7 @@ static void server_wc(struct xfer *x, struct sround *s, const struct blue_wc *wc
 	if (!s->active || qi < 0 || (uint32_t)qi >= r->nqps || !ops[r->op].recv) {
 		sbad(s, "completion (status %s, opcode %d) for QP 0x%x outside a receiving "
 		     "round", blue_wc_status_str(wc->status), wc->opcode, wc->qp_num);
+		s->stray++;	/* s->bad restarts with the next round: count it apart */
 		return;
 	}
 	run = &s->run[qi];
@@ -2190,6 +2339,7 @@ static int server_serve(struct xfer *x, uint64_t *nbad, bool *client_ok)
 	free(s.run);
 	free(s.rd_crc);
 	free(s.done.p);
+	*nbad += s.stray;
 	if (rc)
 		(*nbad)++;
 	return rc;

@@ -384,6 +384,62 @@ int blue_post_recv(struct blue_qp *qp, struct blue_recv_wr *wr, struct blue_recv
 /** blue_wc_status_str() - a name for @status, as ibv_wc_status_str. */
 const char *blue_wc_status_str(enum blue_wc_status status);
 
+/* ---- retransmission policy (blue-specific) ------------------------------------- */
+
+/*
+ * How a QP recovers lost packets. BLUE_RETX_GO_BACK_N is IBA's (9.7): on a
+ * sequence-error NAK or a local ACK timeout the requester resends everything from the
+ * oldest unacknowledged PSN. It is the default and what a standard peer (rxe, an RNIC)
+ * speaks. BLUE_RETX_SELECTIVE (IRN-style) works only between two libblue peers that
+ * negotiated BLUE_CM_CAP_SELECTIVE_RETX: the responder holds requests that arrive after
+ * a hole, reports the hole with a NAK of its own (BLUE_NAK_SR_HOLE in <blue/wire.h>)
+ * and executes what it holds in PSN order once the hole is filled; the requester
+ * resends only the missing PSNs (a lost READ response: a new READ for the missing
+ * range), and on a timeout only the newest unacknowledged packet (a tail-loss probe).
+ */
+enum blue_retx_policy {
+	BLUE_RETX_GO_BACK_N = 0,
+	BLUE_RETX_SELECTIVE = 1,
+};
+
+/* The local ACK timeout formula. */
+enum blue_retx_timer {
+	BLUE_RETX_TIMER_IBA_EXP = 0,	/* 4.096 us * 2^timeout (blue_qp_attr.timeout; 0 = none) */
+	BLUE_RETX_TIMER_LINEAR = 1,	/* base_us + k_us * cwnd, cwnd = PSNs in flight */
+};
+
+#define BLUE_RETX_MAX_BASE_US	60000000u	/* 60 s */
+#define BLUE_RETX_MAX_K_US	1000000u	/* 1 s per PSN in flight */
+
+struct blue_retx_attr {
+	enum blue_retx_policy policy;
+	enum blue_retx_timer timer;
+	uint32_t base_us;	/* LINEAR only (0 otherwise) */
+	uint32_t k_us;		/* LINEAR only (0 otherwise) */
+};
+
+/**
+ * blue_qp_set_retx() - choose @qp's retransmission policy and ACK timeout formula.
+ * @attr: the policy and timer. With BLUE_RETX_TIMER_LINEAR the timer is armed at
+ *        base_us + k_us * cwnd microseconds, cwnd being the PSNs in flight at that
+ *        moment (kept in the QP context's cwnd field, with the deadline in
+ *        timer_deadline_ns); retry_cnt counts its expiries as it counts IBA's.
+ *
+ * The timer may change at any time. The policy may change while the QP is not in RTS
+ * or SQD, or while nothing is in flight either way (no send WR outstanding, no request
+ * held); blue_cm_connect_qp() sets it from the negotiated capabilities.
+ *
+ * Return: 0; EINVAL for an unknown policy or timer, a LINEAR timer of 0 (both
+ * base_us and k_us 0) or beyond BLUE_RETX_MAX_BASE_US / BLUE_RETX_MAX_K_US, or
+ * base_us/k_us given to the IBA timer; EOPNOTSUPP for BLUE_RETX_SELECTIVE on a QP
+ * whose peer did not negotiate BLUE_CM_CAP_SELECTIVE_RETX; EBUSY for a policy change
+ * with traffic in flight. Each failure says why on stderr.
+ */
+int blue_qp_set_retx(struct blue_qp *qp, const struct blue_retx_attr *attr);
+
+/** blue_qp_query_retx() - the policy and timer @qp uses now. Return: 0 or EINVAL. */
+int blue_qp_query_retx(struct blue_qp *qp, struct blue_retx_attr *attr);
+
 /* ==== connection manager ==================================================
  *
  * The control path: two processes exchange what each needs to connect a QP to the
@@ -509,12 +565,18 @@ struct blue_cm_qp_attr {
 	uint8_t min_rnr_timer;
 	uint8_t max_rd_atomic;
 	uint8_t max_dest_rd_atomic;
+	/*
+	 * The capabilities this side offered (its blue_cm_info.caps). Those the peer offered
+	 * too are used: BLUE_CM_CAP_SELECTIVE_RETX on both sides selects
+	 * BLUE_RETX_SELECTIVE on both QPs; otherwise both use BLUE_RETX_GO_BACK_N.
+	 */
+	uint32_t caps;
 };
 
 /**
  * blue_cm_qp_attr_default() - the values rc_pingpong uses: access LOCAL_WRITE, GID
  * index 1 (the IPv4 GID), timeout 14, retry_cnt 7, rnr_retry 7, min_rnr_timer 12,
- * one outstanding READ/atomic each way.
+ * one outstanding READ/atomic each way, no capabilities (go-back-N).
  */
 void blue_cm_qp_attr_default(struct blue_cm_qp_attr *attr);
 
@@ -523,6 +585,9 @@ void blue_cm_qp_attr_default(struct blue_cm_qp_attr *attr);
  * with @attr->access, INIT->RTR with the peer's QPN, PSN, GID and @remote->mtu, and
  * RTR->RTS with @local_psn as the send PSN. When @remote carries a MAC, it becomes the
  * static neighbour entry for the peer's IPv4 address, so no ARP entry is needed.
+ * Then the retransmission policy: selective when @attr->caps and @remote->caps both
+ * have BLUE_CM_CAP_SELECTIVE_RETX, go-back-N otherwise (blue_qp_set_retx(); the timer
+ * formula set on the QP before is kept).
  * @attr: NULL for blue_cm_qp_attr_default().
  * Return: 0 or an errno (blue_modify_qp's message names the attribute it refused).
  */

@@ -10,5 +10,8 @@
 #define BLUE_PIN_QP_CTX		"qp_ctx"
 #define BLUE_PIN_XSKS		"xsks"
 #define BLUE_PIN_STATS		"stats"
+#define BLUE_PIN_DEV_STATS	"dev_stats"	/* include/blue/dev_stats.h */
+#define BLUE_PIN_DIAG		"diag"		/* include/blue/diag.h */
+#define BLUE_PIN_DROPS		"drop_events"	/* ring buffer of struct blue_drop_event */
 
 #endif /* BLUE_PINS_H */

@@ -73,7 +73,7 @@ struct blue_qp_ctx {
 	__u32	rnr_left;
 
 	/* congestion control and timer */
-	__u32	cwnd;
+	__u32	cwnd;		/* PSNs in flight when the ACK timer was last armed */
 	__u32	rate_mbps;
 	__u64	timer_deadline_ns;	/* CLOCK_MONOTONIC; 0 when disarmed */
 
@@ -88,7 +88,14 @@ struct blue_qp_ctx {
 	__u64	rx_pkts;
 	__u64	rx_bytes;
 	__u64	xdp_rx_pkts;	/* counted by the XDP program when it steers */
-	__u64	reserved[5];	/* room to grow without changing the size */
+
+	/* retransmission policy (blue_qp_set_retx) */
+	__u64	retx_pkts;	/* request packets sent again, under either policy */
+	__u32	sr_held;	/* requests held past a hole (selective retransmission) */
+	__u8	retx_policy;	/* enum blue_retx_policy: 0 go-back-N, 1 selective */
+	__u8	retx_timer;	/* enum blue_retx_timer: 0 IBA 4.096us*2^t, 1 base+k*cwnd */
+	__u16	pad0;
+	__u64	reserved[3];	/* room to grow without changing the size */
 };
 
 _Static_assert(sizeof(struct blue_qp_ctx) == 192, "blue_qp_ctx layout changed");

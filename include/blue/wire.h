@@ -102,6 +102,27 @@ _Static_assert(sizeof(struct blue_deth) == 8, "DETH is 8 bytes");
 #define BLUE_NAK_REM_OP_ERR	0x63
 #define BLUE_NAK_INVALID_RD_REQ	0x64
 
+/*
+ * blue's selective-retransmission NAK. Sent only between two libblue peers that
+ * negotiated BLUE_CM_CAP_SELECTIVE_RETX (blue_cm_connect_qp), and only by a QP whose
+ * policy is BLUE_RETX_SELECTIVE: a standard peer (rxe, an RNIC) never sees it, and
+ * libblue treats it as an unknown NAK code from a peer that did not negotiate it.
+ * IBA table 42 reserves NAK codes 5..31 (syndromes 0x65..0x7f); blue takes code 24:
+ *
+ *   opcode  Acknowledge (0x11), with AETH
+ *   BTH PSN the first PSN the responder lacks: its expected PSN. Like a sequence-error
+ *           NAK it acknowledges every request before it (all of them were executed).
+ *   AETH    syndrome 0x78; the 24-bit MSN field carries the hole's length n >= 1:
+ *           PSNs [PSN, PSN + n) never arrived, and the request at PSN + n did (the
+ *           responder holds it, and what it holds past it, in its reorder buffer).
+ *
+ * The requester resends only [PSN, PSN + n) (a READ in the hole as one request for its
+ * missing responses) and keeps the rest in flight. The responder reports the first hole
+ * when it first sees it, again for every out-of-order or duplicate request that asks for
+ * an ACK, and the next hole once the first is filled; held requests run in PSN order.
+ */
+#define BLUE_NAK_SR_HOLE	0x78
+
 /* BTH opcodes (IBA table 36): transport in the top 3 bits. */
 enum blue_opcode {
 	BLUE_OP_RC_SEND_FIRST			= 0x00,

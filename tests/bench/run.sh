@@ -4,7 +4,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 rc=0
-for b in frame_rate rc_vs_tcp; do
+for b in frame_rate rc_vs_tcp diag_cost retx_goodput; do
 	echo
 	echo "=== bench: $b"
 	bash "tests/bench/$b.sh" || rc=1

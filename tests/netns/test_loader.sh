@@ -93,7 +93,7 @@ test_attach_native_and_detach() {
 	echo "$out"
 	grep -q "native mode" <<<"$out" || fail "attach did not report native mode: $out"
 
-	for name in prog qp_ctx xsks stats; do
+	for name in prog qp_ctx xsks stats dev_stats diag drop_events; do
 		[ -e "$PIN/$name" ] || fail "missing pin $PIN/$name"
 	done
 	read -r mode id < <(xdp_of "$NS_A" "$IF_A")
@@ -105,6 +105,11 @@ test_attach_native_and_detach() {
 		|| fail "qp_ctx is not an mmapable array"
 	bpftool map show pinned "$PIN/xsks" | grep -E 'xskmap +name xsks' || fail "xsks wrong"
 	bpftool map show pinned "$PIN/stats" | grep -E 'percpu_array +name stats' || fail "stats wrong"
+	bpftool map show pinned "$PIN/dev_stats" | grep -E 'array +name dev_stats +flags 0x400' \
+		|| fail "dev_stats is not an mmapable array"
+	bpftool map show pinned "$PIN/diag" | grep -E 'array +name diag +flags 0x400' || fail "diag wrong"
+	bpftool map show pinned "$PIN/drop_events" | grep -E 'ringbuf +name drop_events' \
+		|| fail "drop_events is not a ring buffer"
 
 	out=$(bluectl_a detach "$IF_A")
 	echo "$out"
@@ -333,7 +338,7 @@ test_qp_list_and_show() {
 	out=$(bluectl_a qp list "$IF_A")
 	echo "$out"
 	[ "$(grep -c '^0x' <<<"$out")" = 1 ] || fail "expected one QP row"
-	grep -qE '^0x000011 +RTS +RC +3 +0x123456 +0x123450 +0xabcdef +7$' <<<"$out" \
+	grep -qE '^0x000011 +RTS +RC +3 +0x123456 +0x123450 +0xabcdef +7 +10\.201\.77\.2:0x000022 ' <<<"$out" \
 		|| fail "QP row wrong: $out"
 
 	out=$(bluectl_a qp show "$IF_A" 0x11)

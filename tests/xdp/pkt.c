@@ -108,7 +108,8 @@ static uint8_t *put_roce(const struct pkt_spec *s, uint8_t *p, size_t off[PL__MA
 		p += sizeof(struct blue_atmeth);
 	}
 	if (f & BLUE_OPF_AETH) {
-		put32(p, BLUE_AETH_ACK << 24 | 7);	/* ACK, MSN 7 */
+		/* ACK, MSN 7, unless the row asks for another AETH */
+		put32(p, s->aeth ? s->aeth : (uint32_t)BLUE_AETH_ACK << 24 | 7);
 		p += sizeof(struct blue_aeth);
 	}
 	if (f & BLUE_OPF_ATMACK) {

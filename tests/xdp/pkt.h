@@ -48,6 +48,7 @@ struct pkt_spec {
 	uint32_t	dqpn;
 	uint32_t	psn;
 	uint32_t	payload_len;
+	uint32_t	aeth;		/* if not 0, the AETH word (syndrome << 24 | MSN) */
 	bool		icrc;		/* write the 4-byte ICRC */
 	uint32_t	trailer;	/* bytes after the IP datagram (Ethernet padding) */
 	/*

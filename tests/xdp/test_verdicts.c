@@ -94,6 +94,8 @@ B(read_resp_middle, s->opcode = BLUE_OP_RC_READ_RESPONSE_MIDDLE)
 B(read_resp_last, s->opcode = BLUE_OP_RC_READ_RESPONSE_LAST)
 B(read_resp_only, s->opcode = BLUE_OP_RC_READ_RESPONSE_ONLY)
 B(ack, s->opcode = BLUE_OP_RC_ACKNOWLEDGE; s->payload_len = 0)
+B(sr_nak, s->opcode = BLUE_OP_RC_ACKNOWLEDGE; s->payload_len = 0;
+  s->aeth = (uint32_t)BLUE_NAK_SR_HOLE << 24 | 3)
 B(cmp_swap, s->opcode = BLUE_OP_RC_COMPARE_SWAP; s->payload_len = 0)
 B(fetch_add, s->opcode = BLUE_OP_RC_FETCH_ADD; s->payload_len = 0)
 B(atomic_ack, s->opcode = BLUE_OP_RC_ATOMIC_ACKNOWLEDGE; s->payload_len = 0)
@@ -203,6 +205,8 @@ static const struct xdp_row rows[] = {
 	REDIR("RC RDMA READ Response Last (AETH)", read_resp_last, 0),
 	REDIR("RC RDMA READ Response Only (AETH)", read_resp_only, 0),
 	REDIR("RC Acknowledge (AETH)", ack, 0),
+	/* libblue's selective-retransmission NAK is an AETH like any other to XDP */
+	REDIR("blue hole NAK (AETH syndrome 0x78, hole length 3 in the MSN)", sr_nak, 0),
 	REDIR("RC Compare & Swap (AtomicETH)", cmp_swap, 0),
 	REDIR("RC Fetch & Add (AtomicETH)", fetch_add, 0),
 	REDIR("RC Atomic Acknowledge (AETH + AtomicAckETH)", atomic_ack, 0),

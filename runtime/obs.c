@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device's statistics and diagnostics switch (see obs.h): opening the pinned maps,
+ * publishing the HAL's and the engine's counters into dev_stats, and the histograms.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+#include <blue/pins.h>
+
+#include "runtime/device.h"
+#include "runtime/log.h"
+#include "runtime/obs.h"
+#include "runtime/probes.h"
+#include "runtime/qp.h"
+
+void blue__obs_init(struct blue_context *ctx)
+{
+	struct blue_obs *o = &ctx->obs;
+
+	memset(o, 0, sizeof(*o));
+	o->ds = &o->ds_local;
+	o->diag = &o->diag_local;
+	o->ds->owner_pid = (__u32)getpid();
+	o->ds->opens = 1;
+}
+
+static size_t page_round(size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (n + page - 1) / page * page;
+}
+
+/* Open the one-entry mmapable array pinned as @name and map it; NULL after logging. */
+static void *map_pin(const char *ifname, const char *name, __u32 value_size, int prot)
+{
+	struct bpf_map_info info;
+	__u32 len = sizeof(info);
+	char path[PATH_MAX];
+	void *p = NULL;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", BLUE_PIN_ROOT, ifname, name);
+	fd = bpf_obj_get(path);
+	if (fd < 0) {
+		blue__logf("open_device: %s: %s: %s; device statistics stay in this process "
+			   "(detach and attach again with this build to publish them)", ifname,
+			   path, strerror(errno));
+		return NULL;
+	}
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_MAP_TYPE_ARRAY ||
+	    info.value_size != value_size || info.max_entries != 1 ||
+	    !(info.map_flags & BPF_F_MMAPABLE)) {
+		blue__logf("open_device: %s: %s is not a one-entry mmapable array of %u bytes "
+			   "(value size %u): detach and attach again with this build", ifname,
+			   path, value_size, info.value_size);
+		goto out;
+	}
+	p = mmap(NULL, page_round(value_size), prot, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		blue__logf("open_device: %s: mmap of %s: %s", ifname, path, strerror(errno));
+		p = NULL;
+	}
+out:
+	close(fd);	/* the mapping holds the map */
+	return p;
+}
+
+int blue__obs_open(struct blue_context *ctx, const char *ifname)
+{
+	struct blue_obs *o = &ctx->obs;
+	struct blue_dev_stats *ds;
+	struct blue_diag_cfg *diag;
+
+	ds = map_pin(ifname, BLUE_PIN_DEV_STATS, sizeof(*ds), PROT_READ | PROT_WRITE);
+	if (!ds)
+		return -ENOENT;
+	/* the runtime only reads the switch: bluectl owns it */
+	diag = map_pin(ifname, BLUE_PIN_DIAG, sizeof(*diag), PROT_READ);
+	if (!diag) {
+		munmap(ds, page_round(sizeof(*ds)));
+		return -ENOENT;
+	}
+	o->ds = ds;
+	o->diag = diag;
+	o->mapped = true;
+	o->base_hal = ds->hal;
+	o->base_eng = ds->eng;
+	ds->owner_pid = (__u32)getpid();
+	ds->opens++;
+	return 0;
+}
+
+void blue__obs_publish(struct blue_context *ctx)
+{
+	const struct blue_engine_stats *e = &ctx->eng.st;
+	const struct blue_dev_engine *be = &ctx->obs.base_eng;
+	const struct blue_dev_hal *bh = &ctx->obs.base_hal;
+	struct blue_dev_stats *ds = ctx->obs.ds;
+	struct blue_hal_stats h;
+
+	memset(&h, 0, sizeof(h));
+	blue_hal_get_stats(ctx->hal, &h);
+	ds->hal.rx_frames = bh->rx_frames + h.rx_frames;
+	ds->hal.tx_frames = bh->tx_frames + h.tx_frames;
+	ds->hal.tx_kicks = bh->tx_kicks + h.tx_kicks;
+	ds->hal.rx_wakeups = bh->rx_wakeups + h.rx_wakeups;
+	ds->hal.fill_empty = bh->fill_empty + h.fill_empty;
+	ds->hal.tx_ring_full = bh->tx_ring_full + h.tx_ring_full;
+	ds->hal.rx_dropped = bh->rx_dropped + h.rx_dropped;
+	ds->hal.frame_errors = bh->frame_errors + h.frame_errors;
+	ds->hal.rx_batches = bh->rx_batches + e->rx_batches;
+	ds->hal.frames_total = h.frames_total;
+	ds->hal.frames_free = h.frames_free;
+
+	ds->eng.passes = be->passes + e->passes;
+	ds->eng.rx_frames = be->rx_frames + e->rx_frames;
+	ds->eng.rx_bad_icrc = be->rx_bad_icrc + e->rx_bad_icrc;
+	ds->eng.rx_malformed = be->rx_malformed + e->rx_malformed;
+	ds->eng.rx_no_qp = be->rx_no_qp + e->rx_no_qp;
+	ds->eng.rx_bad_src = be->rx_bad_src + e->rx_bad_src;
+	ds->eng.rx_wrong_transport = be->rx_wrong_transport + e->rx_wrong_transport;
+	ds->eng.rx_dup = be->rx_dup + e->rx_dup;
+	ds->eng.rx_seq_err = be->rx_seq_err + e->rx_seq_err;
+	ds->eng.rx_inv_req = be->rx_inv_req + e->rx_inv_req;
+	ds->eng.rx_access_err = be->rx_access_err + e->rx_access_err;
+	ds->eng.rx_op_err = be->rx_op_err + e->rx_op_err;
+	ds->eng.rx_cnp = be->rx_cnp + e->rx_cnp;
+	ds->eng.tx_frames = be->tx_frames + e->tx_frames;
+	ds->eng.tx_no_frame = be->tx_no_frame + e->tx_no_frame;
+	ds->eng.tx_dropped = be->tx_dropped + e->tx_dropped;
+
+	ctx->obs.next_publish_ns = ctx->eng.now_ns + BLUE_DEV_PUBLISH_NS;
+	__atomic_store_n(&ds->published_ns, blue__now_ns(), __ATOMIC_RELEASE);
+}
+
+void blue__obs_close(struct blue_context *ctx)
+{
+	struct blue_obs *o = &ctx->obs;
+
+	blue__obs_publish(ctx);
+	o->ds->owner_pid = 0;
+	if (!o->mapped)
+		return;
+	munmap(o->ds, page_round(sizeof(*o->ds)));
+	munmap(o->diag, page_round(sizeof(*o->diag)));
+	o->ds = &o->ds_local;
+	o->diag = &o->diag_local;
+	o->mapped = false;
+}
+
+/* One writer (the context's thread); readers in other processes may see count and the
+ * buckets one sample apart, so they derive the count from the buckets. */
+static void hist_add(struct blue_hist *h, uint64_t ns)
+{
+	h->bucket[blue_hist_bucket(ns)]++;
+	h->sum_ns += ns;
+	h->count++;
+}
+
+void blue__obs_lat(struct blue_context *ctx, uint32_t op, uint64_t ns)
+{
+	if (op < BLUE_LAT_OPS)
+		hist_add(&ctx->obs.ds->lat[op], ns);
+}
+
+void blue__obs_lat_done(struct blue_context *ctx, uint32_t op, uint64_t post_ns)
+{
+	uint64_t now = ctx->eng.now_ns;
+
+	/* a post from another thread during this pass may be younger than its start */
+	blue__obs_lat(ctx, op, now > post_ns ? now - post_ns : 0);
+}
+
+void blue__obs_conn_setup(struct blue_context *ctx, uint64_t ns)
+{
+	hist_add(&ctx->obs.ds->conn_setup, ns);
+}
+
+void blue__obs_conn_begin(struct blue_qp *qp)
+{
+	qp->cm_start_ns = blue__now_ns();
+}
+
+void blue__obs_conn_done(struct blue_qp *qp, uint32_t peer_qpn)
+{
+	uint64_t ns = qp->cm_start_ns ? blue__now_ns() - qp->cm_start_ns : 0;
+
+	if (ns)
+		blue__obs_conn_setup(qp->ctx, ns);
+	qp->cm_start_ns = 0;
+	BLUE_PROBE3(cm_connected, qp->qpn, peer_qpn, ns);
+}
+
+void blue__obs_set_diag(struct blue_context *ctx, uint32_t flags)
+{
+	__atomic_store_n(&ctx->obs.diag_local.flags, flags, __ATOMIC_RELAXED);
+}

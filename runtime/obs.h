@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Observability of a device context: the dev_stats entry (include/blue/dev_stats.h) the
+ * runtime keeps current for other processes, and the diagnostics switch
+ * (include/blue/diag.h) it obeys. On a netdev both are the pinned maps, mmapped at
+ * blue_open_device(); over the loopback HAL they are memory of the context, so the
+ * code paths are the same.
+ */
+#ifndef BLUE_RUNTIME_OBS_H
+#define BLUE_RUNTIME_OBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <blue/dev_stats.h>
+#include <blue/diag.h>
+
+#define BLUE_OBS_HIDDEN __attribute__((visibility("hidden")))
+
+struct blue_context;
+struct blue_qp;
+
+struct blue_obs {
+	struct blue_dev_stats *ds;	/* the pinned entry (mmapped), or &ds_local */
+	struct blue_diag_cfg *diag;	/* the pinned switch (mmapped), or &diag_local */
+	bool mapped;
+	uint64_t next_publish_ns;
+	/* what earlier processes left in the map: published counters are base + ours */
+	struct blue_dev_hal base_hal;
+	struct blue_dev_engine base_eng;
+	struct blue_dev_stats ds_local;
+	struct blue_diag_cfg diag_local;
+};
+
+/* Point @ctx's observability at its own memory (diag off). Cannot fail. */
+void blue__obs_init(struct blue_context *ctx) BLUE_OBS_HIDDEN;
+
+/*
+ * blue__obs_open() - use the pinned dev_stats and diag of @ifname instead. Missing pins
+ * (an attach by an older build) are logged once and leave the local memory in use.
+ * Return: 0, or -errno after logging (the context still works).
+ */
+int blue__obs_open(struct blue_context *ctx, const char *ifname) BLUE_OBS_HIDDEN;
+
+/* Publish one last time, give up ownership and unmap. */
+void blue__obs_close(struct blue_context *ctx) BLUE_OBS_HIDDEN;
+
+/* Copy the HAL's and the engine's counters into dev_stats now. */
+void blue__obs_publish(struct blue_context *ctx) BLUE_OBS_HIDDEN;
+
+/* Record one latency of @ns for WR opcode @op, and one connection setup. */
+void blue__obs_lat(struct blue_context *ctx, uint32_t op, uint64_t ns) BLUE_OBS_HIDDEN;
+
+/*
+ * A send WR posted at @post_ns completes now. "Now" is the start of the engine pass
+ * that completes it (eng.now_ns, read once per pass anyway): a second clock read per WR
+ * cost 45-50 ns here, a third of what diag on costs a 64-byte WRITE stream, and the
+ * error, part of one pass, is below the histogram's resolution. The CQE becomes visible
+ * at the end of that pass.
+ */
+void blue__obs_lat_done(struct blue_context *ctx, uint32_t op, uint64_t post_ns)
+	BLUE_OBS_HIDDEN;
+void blue__obs_conn_setup(struct blue_context *ctx, uint64_t ns) BLUE_OBS_HIDDEN;
+
+/*
+ * Connection setup on the control plane, timed per QP from blue_cm_info_from_qp() (what
+ * a side tells its peer is ready) to RTS in blue_cm_connect_qp(): the exchange, the
+ * neighbour lookup and the state changes. A QP connected without info_from_qp is not
+ * timed (setup ns 0 in the probe). Fires blue:cm_connected.
+ */
+void blue__obs_conn_begin(struct blue_qp *qp) BLUE_OBS_HIDDEN;
+void blue__obs_conn_done(struct blue_qp *qp, uint32_t peer_qpn) BLUE_OBS_HIDDEN;
+
+/* Set the local switch (loopback contexts; tests). */
+void blue__obs_set_diag(struct blue_context *ctx, uint32_t flags) BLUE_OBS_HIDDEN;
+
+/* Whether @flag (BLUE_DIAG_*) is on: one load through a cached pointer, one branch. */
+static inline bool blue__obs_diag(const struct blue_obs *o, uint32_t flag)
+{
+	return __builtin_expect(__atomic_load_n(&o->diag->flags, __ATOMIC_RELAXED) & flag, 0);
+}
+
+#endif /* BLUE_RUNTIME_OBS_H */

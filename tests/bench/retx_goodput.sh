@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Goodput of go-back-N against selective retransmission (issue 4, "Done when"): 1 MiB
+# RDMA WRITEs on one QP (blue_xfer, 16 outstanding, payloads verified) through
+# tools/blue_fault at 0%, 1%, 5% and 20% random loss (each way), both policies at each
+# rate, in one run on one topology: A — veth — M — veth — B (tests/lib/fault.sh). The
+# forwarder runs at 0% too, so every row crosses the same path.
+# Per row: Gbit/s of verified data (blue_xfer's figure: first post to last completion),
+# the requester's retransmission events and request packets resent (the pinned QP
+# table, read while both sides hold their QPs), and the frames the forwarder dropped.
+# RETX_MIB (default 32) sets the MiB per row at 0% and 1%; 5% moves a quarter of it,
+# 20% an eighth (at least 2 MiB): go-back-N needs seconds per MiB there.
+# Figures only: a row fails only if the transfer or its checks fail.
+# Usage: B=build bash tests/bench/retx_goodput.sh (make bench runs it)
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+export B=${B:-build}
+BLUECTL=$PWD/$B/bin/bluectl
+XFER=$PWD/$B/bin/blue_xfer
+PY=/usr/bin/python3
+MIB=${RETX_MIB:-32}
+IP_A=10.201.88.1	# server
+IP_B=10.201.88.2	# client
+
+_cleanups=()
+on_exit() { _cleanups+=("$*"); }
+_run_cleanups() {
+	local i
+	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" || true; done
+}
+trap _run_cleanups EXIT
+trap 'exit 130' INT TERM
+die() { echo "bench: $*" >&2; exit 1; }
+fail() { die "$@"; }	# for tests/lib/fault.sh
+# shellcheck source=tests/lib/netns.sh
+source tests/lib/netns.sh
+# shellcheck source=tests/lib/fault.sh
+source tests/lib/fault.sh
+
+[ "$(id -u)" -eq 0 ] || die "needs root"
+for f in "$BLUECTL" "$XFER" "$FAULT_BIN"; do [ -x "$f" ] || die "build first: $f is missing"; done
+have_sr=1
+"$XFER" --help | grep -q -- '--retx' || have_sr=0
+
+fault_topo "$IP_A" "$IP_B"
+ns_exec "$FT_NS_A" "$BLUECTL" attach "$FT_IF_A" --mode native >/dev/null || die "attach A"
+on_exit "ns_exec $FT_NS_A $BLUECTL detach $FT_IF_A >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$FT_IF_A"
+ns_exec "$FT_NS_B" "$BLUECTL" attach "$FT_IF_B" --mode native >/dev/null || die "attach B"
+on_exit "ns_exec $FT_NS_B $BLUECTL detach $FT_IF_B >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$FT_IF_B"
+out=$(mktemp -d)
+on_exit "rm -rf $out"
+
+# bg NS VAR CMD...: like ns_bg, for a script without the test runner
+bg() {
+	local ns=$1 var=$2
+	shift 2
+	nsenter --net=/run/netns/"$ns" "$@" &
+	printf -v "$var" '%s' $!
+	on_exit "kill ${!var} 2>/dev/null; wait ${!var} 2>/dev/null"
+}
+
+# wait_line FILE PATTERN SECONDS PID
+wait_line() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$4" 2>/dev/null || { grep -q "$2" "$1"; return; }
+		sleep 0.1
+	done
+	return 1
+}
+
+# row LOSS POLICY ITERS: one measured transfer; prints a table row, returns 1 on failure.
+row() {
+	local loss=$1 policy=$2 iters=$3 fpid spid cpid crc=0 src=0 gbps secs qp drops seed
+	local retx=(--retx "$policy")
+	if [ "$policy" = sr ] && [ "$have_sr" -eq 0 ]; then
+		printf '%-6s %-4s  %s\n' "$loss" "$policy" "n/a: blue_xfer has no --retx option"
+		return 1
+	fi
+	[ "$have_sr" -eq 0 ] && retx=()
+	case $loss in 0) seed=7000 ;; 0.01) seed=7001 ;; 0.05) seed=7005 ;; *) seed=7020 ;; esac
+	# shellcheck disable=SC2046
+	fault_start fpid "$out/fault" --seed "$seed" $( [ "$loss" != 0 ] && echo --loss "$loss")
+	bg "$FT_NS_A" spid "$XFER" -d "$FT_IF_A" -T 30 "${retx[@]}" --hold 60 >"$out/srv" 2>&1
+	bg "$FT_NS_B" cpid "$XFER" -d "$FT_IF_B" -T 30 "${retx[@]}" --hold 60 --op write \
+		--size 1M --iters "$iters" --depth 16 --lat-iters 0 --verify "$IP_A" >"$out/cli" 2>&1
+	if ! wait_line "$out/cli" '^HOLDING' 300 "$cpid"; then
+		kill "$cpid" "$spid" 2>/dev/null
+		fault_stop "$fpid" 2>/dev/null
+		printf '%-6s %-4s  %s\n' "$loss" "$policy" "FAILED: no end within 300 s"
+		return 1
+	fi
+	wait_line "$out/srv" '^HOLDING' 10 "$spid" || true
+	qp=$(ns_exec "$FT_NS_B" "$BLUECTL" --json qp list "$FT_IF_B" | $PY -c '
+import json, sys
+q = json.load(sys.stdin)["qps"][0]
+print(q["retransmits"], q["retx_pkts"], q["tx_pkts"], q["retx_policy"])')
+	kill -USR1 "$cpid" "$spid" 2>/dev/null
+	wait "$cpid" || crc=$?
+	wait "$spid" || src=$?
+	fault_stop "$fpid"
+	drops=$(fault_stat "$out/fault" all.drop_random)
+	if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ] || ! grep -q '^RESULT: PASS' "$out/cli"; then
+		printf '%-6s %-4s  %s\n' "$loss" "$policy" "FAILED (client $crc, server $src; seed $seed):"
+		grep -v '^\[progress\]' "$out/cli" | grep -E 'failed|FAIL|ERROR' | head -3
+		return 1
+	fi
+	read -r gbps secs < <(awk '$1 == "write" && $2 == 1048576 && /Gbit/ {
+		for (i = 1; i <= NF; i++) { if ($i == "Gbit/s,") g = $(i - 1); if ($i == "s") s = $(i - 1) }
+		print g, s }' "$out/cli")
+	read -r ev pk tx pol <<<"$qp"
+	if [ "$have_sr" -eq 1 ] && [ "$pol" -ne "$([ "$policy" = sr ] && echo 1 || echo 0)" ]; then
+		printf '%-6s %-4s  %s\n' "$loss" "$policy" "FAILED: the QP used policy $pol"
+		return 1
+	fi
+	printf '%-6s %-4s %8s %6d %8s %8d %9d %9d %7.1f%% %9d\n' "$loss" "$policy" "$gbps" "$iters" \
+		"$secs" "$ev" "$pk" "$tx" "$(awk -v p="$pk" -v t="$tx" 'BEGIN { print t ? 100 * p / t : 0 }')" \
+		"$drops"
+}
+
+echo "1 MiB RDMA WRITEs, 1 QP, 16 outstanding, verified; blue_fault random loss each way"
+printf '%-6s %-4s %8s %6s %8s %8s %9s %9s %8s %9s\n' loss pol Gbit/s MiB secs retx_ev \
+	pkts_resent pkts_sent resent fwd_drops
+rc=0
+for loss in 0 0.01 0.05 0.2; do
+	case $loss in
+	0 | 0.01) n=$MIB ;;
+	0.05) n=$((MIB / 4)) ;;
+	0.2) n=$((MIB / 8)) ;;
+	esac
+	[ "$n" -ge 2 ] || n=2
+	for policy in gbn sr; do
+		row "$loss" "$policy" "$n" || rc=1
+	done
+done
+echo "(retx_ev: timeouts and NAKs that started a resend; pkts_resent: request packets sent"
+echo " again; pkts_sent: all packets the requester sent; fwd_drops: frames blue_fault dropped)"
+exit $rc

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bluectl's files share this: the options, a snapshot of everything a netdev's pins
+ * show, a small JSON writer, the QP-context field table and the commands.
+ */
+#ifndef BLUECTL_H
+#define BLUECTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "loader/loader.h"
+
+#define EXIT_USAGE 2
+
+struct opts {
+	enum blue_xdp_mode mode;
+	bool mode_set;
+	bool json;
+	double interval;	/* watch: seconds between refreshes */
+	long count;		/* watch: refreshes; drops: events; 0 = no bound */
+	double timeout;		/* drops: seconds; 0 = no bound */
+	long max_requests;	/* metrics --listen: requests served; 0 = no bound */
+	const char *listen;	/* metrics --listen ADDR:PORT */
+};
+
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --- snapshot (snap.c) --------------------------------------------------------------- */
+
+/* Everything the pins of one netdev show, read at one moment. */
+struct snap {
+	const char *ifname;
+	uint64_t t_ns;				/* CLOCK_MONOTONIC when taken */
+	struct blue_stat xdp[BLUE_STAT__MAX];	/* summed over CPUs */
+	struct blue_dev_stats ds;
+	struct blue_diag_cfg diag;
+	struct blue_qp_ctx *qps;		/* the slots in use, sorted by peer, then QPN */
+	unsigned int nqps;
+};
+
+/* Read it all; 0, or 1 after saying why on stderr. */
+int snap_take(const char *ifname, struct snap *s);
+void snap_free(struct snap *s);
+uint64_t mono_ns(void);
+
+const char *qp_state_name(unsigned int s);
+const char *qp_type_name(unsigned int t);
+/* "a.b.c.d" of a network-order IPv4 address, in @buf (16 bytes). */
+const char *ip_str(uint32_t be_addr, char *buf);
+/* A histogram's count as the sum of its buckets (see blue__obs hist_add). */
+uint64_t hist_count(const struct blue_hist *h);
+
+/* --- JSON (json.c): one compact line, keys in the order written --------------------- */
+
+struct jw {
+	FILE *f;
+	int depth;
+	bool need_comma[16];
+};
+
+void jw_init(struct jw *w, FILE *f);
+void jw_obj(struct jw *w, const char *key);	/* key NULL: at top level or in an array */
+void jw_obj_end(struct jw *w);
+void jw_arr(struct jw *w, const char *key);
+void jw_arr_end(struct jw *w);
+void jw_u64(struct jw *w, const char *key, uint64_t v);
+void jw_i64(struct jw *w, const char *key, int64_t v);
+void jw_dbl(struct jw *w, const char *key, double v);
+void jw_str(struct jw *w, const char *key, const char *s);
+void jw_bool(struct jw *w, const char *key, bool v);
+/* Finish the top-level value with a newline. */
+void jw_end(struct jw *w);
+
+/* --- the QP context, field by field (qpfields.c) ------------------------------------- */
+
+enum qf_kind {
+	QF_U,		/* a number */
+	QF_HEX,		/* a QPN or PSN, printed 0x%06x */
+	QF_HEX8,	/* a syndrome, 0x%02x */
+	QF_IP,		/* IPv4 in network order */
+	QF_STATE,
+	QF_TYPE,
+	QF_MTU,		/* IB MTU enum */
+};
+
+enum qf_metric {
+	QM_NONE,	/* identity: a label, not a sample */
+	QM_GAUGE,
+	QM_COUNTER,
+};
+
+struct qp_field {
+	const char *name;	/* the struct member, as BTF names it */
+	enum qf_kind kind;
+	unsigned int off, size;
+	enum qf_metric metric;
+	const char *metric_name;	/* blue_qp_<this>; counters end in _total */
+	double scale;			/* to the metric's base unit */
+	const char *help;
+};
+
+extern const struct qp_field qp_fields[];
+extern const unsigned int qp_nfields;
+uint64_t qf_value(const struct qp_field *f, const struct blue_qp_ctx *q);
+/* The value as `qp show` prints it. */
+void qf_format(const struct qp_field *f, const struct blue_qp_ctx *q, char *buf, size_t len);
+/* Every field into the open JSON object: numbers as in the map, plus decoded names. */
+void qf_json(struct jw *w, const struct blue_qp_ctx *q);
+
+/* --- device counters (stats.c) ------------------------------------------------------ */
+
+struct dev_field {
+	const char *name;	/* the member of struct blue_dev_hal or blue_dev_engine */
+	unsigned int off;
+	bool gauge;
+	const char *metric;	/* Prometheus family */
+	const char *reason;	/* its "reason" label, or NULL */
+	const char *help;	/* NULL: the family's first member has it */
+};
+
+extern const struct dev_field hal_fields[], eng_fields[];
+extern const unsigned int n_hal_fields, n_eng_fields;
+uint64_t dev_field_value(const struct dev_field *f, const void *base);
+/* Upper bound in ns of the bucket holding quantile @q (0 empty, ~0 beyond the last). */
+uint64_t hist_quantile_le(const struct blue_hist *h, double q);
+
+/* --- commands -------------------------------------------------------------------------- */
+
+int cmd_attach(const char *ifname, const struct opts *o);
+int cmd_detach(const char *ifname, const struct opts *o);
+int cmd_stats(const char *ifname, const struct opts *o);
+int cmd_qp_list(const char *ifname, const struct opts *o);
+int cmd_qp_show(const char *ifname, const char *qpn, const struct opts *o);
+int cmd_watch(const char *ifname, const struct opts *o);
+int cmd_metrics(const char *ifname, const struct opts *o);
+int cmd_diag(const char *what, const char *ifname, const struct opts *o);
+int cmd_drops(const char *ifname, const struct opts *o);
+
+/* The pieces `watch` reuses. */
+void stats_print_text(const struct snap *s, FILE *f);
+void stats_json_body(struct jw *w, const struct snap *s);
+void qp_list_print_text(const struct snap *s, FILE *f, unsigned int max_rows);
+void qp_list_json_body(struct jw *w, const struct snap *s);
+
+/* Prometheus text exposition of @s into @f (metrics.c). */
+void metrics_write(const struct snap *s, FILE *f);
+/* Serve /metrics at @addr ("HOST:PORT") until a signal or @o->max_requests (http.c). */
+int metrics_serve(const char *ifname, const char *addr, const struct opts *o);
+
+#endif /* BLUECTL_H */

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One read of everything a netdev's pins show: the XDP verdict counters, the device
+ * statistics and the diagnostics switch, and the QP slots in use. The maps keep
+ * changing underneath (the runtime and the XDP program write them), so each QP entry
+ * and each 64-bit counter is copied once and the commands work on the copy.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+
+#include "tools/bluectl/bluectl.h"
+
+uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+const char *qp_state_name(unsigned int s)
+{
+	static const char *const names[] = {
+		[BLUE_QPS_RESET] = "RESET", [BLUE_QPS_INIT] = "INIT", [BLUE_QPS_RTR] = "RTR",
+		[BLUE_QPS_RTS] = "RTS", [BLUE_QPS_SQD] = "SQD", [BLUE_QPS_SQE] = "SQE",
+		[BLUE_QPS_ERR] = "ERR",
+	};
+
+	return s < sizeof(names) / sizeof(names[0]) && names[s] ? names[s] : "?";
+}
+
+const char *qp_type_name(unsigned int t)
+{
+	switch (t) {
+	case BLUE_QPT_NONE:	return "-";
+	case BLUE_QPT_RC:	return "RC";
+	case BLUE_QPT_UC:	return "UC";
+	case BLUE_QPT_UD:	return "UD";
+	default:		return "?";
+	}
+}
+
+const char *ip_str(uint32_t be_addr, char *buf)
+{
+	struct in_addr a = { .s_addr = be_addr };
+
+	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
+}
+
+uint64_t hist_count(const struct blue_hist *h)
+{
+	uint64_t n = 0;
+	unsigned int i;
+
+	for (i = 0; i < BLUE_HIST_BUCKETS; i++)
+		n += h->bucket[i];
+	return n;
+}
+
+/* A slot is in use when it holds a QPN whose low bits name that very slot. */
+static bool slot_in_use(const struct blue_qp_ctx *q, uint32_t slot)
+{
+	return q->qpn != 0 && blue_qpn_slot(q->qpn) == slot;
+}
+
+/* Like `ss`: the QPs of one peer together, in QPN order. */
+static int by_peer(const void *a, const void *b)
+{
+	const struct blue_qp_ctx *x = a, *y = b;
+	uint32_t px = ntohl(x->peer_ip), py = ntohl(y->peer_ip);
+
+	if (px != py)
+		return px < py ? -1 : 1;
+	return x->qpn < y->qpn ? -1 : x->qpn > y->qpn;
+}
+
+int snap_take(const char *ifname, struct snap *s)
+{
+	struct blue_qp_ctx *table = NULL;
+	struct blue_dev_stats *ds = NULL;
+	struct blue_diag_cfg *diag = NULL;
+	struct blue_pins p;
+	uint32_t slot;
+	int ret, rc = 1;
+
+	memset(s, 0, sizeof(*s));
+	s->ifname = ifname;
+	if (blue_pins_open(ifname, &p))
+		return 1;
+	ret = blue_pins_read_stats(p.stats_fd, s->xdp);
+	if (ret) {
+		fprintf(stderr, "bluectl: %s: reading the %s map failed: %s\n", ifname,
+			BLUE_PIN_STATS, strerror(-ret));
+		goto out;
+	}
+	/* read-only: the runtime and the XDP program keep writing them */
+	table = blue_pins_mmap_qp_ctx(p.qp_ctx_fd, false);
+	ds = blue_pins_mmap_dev_stats(p.dev_stats_fd, false);
+	diag = blue_pins_mmap_diag(p.diag_fd, false);
+	if (!table || !ds || !diag) {
+		fprintf(stderr, "bluectl: %s: cannot map the %s, %s and %s maps: %s\n", ifname,
+			BLUE_PIN_QP_CTX, BLUE_PIN_DEV_STATS, BLUE_PIN_DIAG, strerror(errno));
+		goto out;
+	}
+	s->t_ns = mono_ns();
+	memcpy(&s->ds, ds, sizeof(s->ds));
+	memcpy(&s->diag, diag, sizeof(s->diag));
+	s->qps = calloc(BLUE_MAX_QP, sizeof(*s->qps));
+	if (!s->qps) {
+		fprintf(stderr, "bluectl: out of memory\n");
+		goto out;
+	}
+	for (slot = 0; slot < BLUE_MAX_QP; slot++) {
+		struct blue_qp_ctx *q = &s->qps[s->nqps];
+
+		memcpy(q, &table[slot], sizeof(*q));
+		if (slot_in_use(q, slot))
+			s->nqps++;
+	}
+	qsort(s->qps, s->nqps, sizeof(*s->qps), by_peer);
+	rc = 0;
+out:
+	blue_pins_munmap_qp_ctx(table);
+	blue_pins_munmap_dev_stats(ds);
+	blue_pins_munmap_diag(diag);
+	blue_pins_close(&p);
+	if (rc)
+		snap_free(s);
+	return rc;
+}
+
+void snap_free(struct snap *s)
+{
+	free(s->qps);
+	s->qps = NULL;
+	s->nqps = 0;
+}
