@@ -19,7 +19,7 @@
 #    receivers' ICRC drops for corruption).
 # Faults: random loss 1% and 5% (both ways) and 20% (each way on its own, see
 # fm_loss_oneway), duplication, reordering within a window of 8, single-bit corruption,
-# ACK loss, atomic ACK loss, READ response loss; 18 (fault, policy) tests in all.
+# ACK loss, atomic ACK loss, READ response loss: 10 faults x 2 policies = 20 tests.
 # Also: the peer killed (-9), or its XDP program detached, mid-transfer: every client
 # QP ends in ERROR with RETRY_EXC_ERR and every other WR flushed (--expect-peer-death).
 # A failed case prints its seed and faults; `blue_fault --seed S` replays the decisions
@@ -87,7 +87,12 @@ eng_stat() {
 	ns_exec "$1" "$BLUECTL" stats "$2" | awk -v k="$3" '$1 == k { v = $2 } END { print v + 0 }'
 }
 
+# On a failure, FM_KEEP=DIR keeps the run's files (blue_fault's log of every fault,
+# both sides' output) in DIR.<pid>, for a replay.
 fm_logs() {
+	if [ -n "${FM_KEEP:-}" ]; then
+		cp -r "$FM_DIR" "$FM_KEEP.$BASHPID" && echo "kept in $FM_KEEP.$BASHPID"
+	fi
 	echo "--- client:"
 	grep -v '^\[progress\]' "$FM_DIR/cli" | tail -40
 	echo "--- server:"
@@ -136,7 +141,7 @@ fm_case() {
 	echo "$policy, blue_fault $*: $ms ms; requester: $FM_RETRANS retransmissions" \
 		"($FM_RETX_PKTS packets resent); bad ICRC: server $FM_ICRC_A, client $FM_ICRC_B;" \
 		"duplicate requests at the server: $FM_DUP_A"
-	echo "  blue_fault: $(grep -E '^all\.' "$FM_STATS" | awk '$2 != 0' | paste -sd' ')"
+	echo "  blue_fault: $(grep -E '^all\.|sock_drop' "$FM_STATS" | awk '$2 != 0' | paste -sd' ')"
 	if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ] || ! grep -q '^RESULT: PASS' "$FM_DIR/cli"; then
 		fm_logs
 		fail "$policy, blue_fault $*: client exited $crc, server $src"

@@ -13,11 +13,14 @@
 # 2 GiB in all). Exactly one completion per WR, as in the fault matrix. One test per
 # retransmission policy.
 # The local ACK timeout is longer than blue_xfer's default (14: 67 ms): 64 QPs x 16 WRs
-# x 64 KiB is 64 MiB in flight, which this software path (under 1 Gbit/s through the
-# forwarder on 2 cores) needs most of a second to drain; with 67 ms every QP times
-# out, resends, overflows the AF_XDP RX rings, and ends retry-exceeded (measured, see
-# the issue). selective: 16 (268 ms); go-back-N, which resends whole windows: 18 (1 s).
-# Measured here: selective 25-40 s, go-back-N 210-225 s.
+# x 64 KiB is 64 MiB in flight, which this software path (about 1 Gbit/s through the
+# forwarder on 2 cores) needs most of a second to drain; with 67 ms every QP times out,
+# resends, overflows the AF_XDP RX rings, and ends retry-exceeded (measured). Selective:
+# timeout 16 (268 ms), 16 WRs per QP. Go-back-N resends whole windows and collapses
+# at 16 WRs per QP (7.5 million packets resent for 2 million sent, 200 s, and under
+# ASan a QP starved past retry_cnt even at timeout 18): timeout 18 (1.07 s), 2 WRs
+# per QP (SOAK_GBN_DEPTH). Measured here: selective 19-36 s, go-back-N 69 s (73 s
+# with SAN=1).
 # Run: B=build bash tests/lib/runner.sh tests/netns/test_soak.sh
 # shellcheck source=tests/lib/netns.sh
 source tests/lib/netns.sh
@@ -33,7 +36,6 @@ SOAK_QPS=64
 SOAK_SIZE=65536
 SOAK_ITERS=${SOAK_ITERS:-256}
 SOAK_BOUND=${SOAK_BOUND:-480}	# seconds for the whole transfer
-SOAK_DEPTH=${SOAK_DEPTH:-16}
 
 # wait_line FILE PATTERN SECONDS PID: bounded wait for a line, or PID's exit.
 wait_line() {
@@ -51,9 +53,9 @@ hal_stat() {
 	ns_exec "$1" "$BLUECTL" stats "$2" | awk -v k="$3" '$1 == k { v = $2 } END { print v + 0 }'
 }
 
-# soak POLICY ACK_TIMEOUT
+# soak POLICY ACK_TIMEOUT DEPTH
 soak() {
-	local policy=$1 tmo=$2 f d fpid spid cpid crc=0 src=0 t0 secs bytes wrs gib
+	local policy=$1 tmo=$2 depth=$3 f d fpid spid cpid crc=0 src=0 t0 secs bytes wrs gib
 	[ "$(id -u)" -eq 0 ] || skip "needs root"
 	for f in "$BLUECTL" "$XFER" "$FAULT_BIN"; do
 		[ -x "$f" ] || fail "$f not built"
@@ -74,7 +76,7 @@ soak() {
 		--ack-timeout "$tmo" \
 		>"$d/srv" 2>&1
 	ns_bg "$FT_NS_B" cpid "$XFER" -d "$FT_IF_B" -T 30 --retx "$policy" --hold 60 \
-		--ack-timeout "$tmo" --depth "$SOAK_DEPTH" \
+		--ack-timeout "$tmo" --depth "$depth" \
 		--qps "$SOAK_QPS" --op send,read,cas,faa --size "$SOAK_SIZE" --iters "$SOAK_ITERS" \
 		--lat-iters 0 --verify --progress "$IP_A" >"$d/cli" 2>&1
 	if ! wait_line "$d/cli" '^HOLDING' "$SOAK_BOUND" "$cpid"; then
@@ -131,5 +133,5 @@ print("client QPs: %d in %s; %d retransmission events, %d packets resent, %d NAK
 	echo "soak ($policy): $gib GiB verified over $SOAK_QPS QPs in $((secs / 1000)).$((secs % 1000 / 100)) s"
 }
 
-test_soak_selective_2gib_64qps() { soak sr 16; }
-test_soak_gbn_2gib_64qps() { soak gbn 18; }
+test_soak_selective_2gib_64qps() { soak sr 16 16; }
+test_soak_gbn_2gib_64qps() { soak gbn 18 "${SOAK_GBN_DEPTH:-2}"; }
