@@ -46,3 +46,11 @@ ns_bg() {
 mac_of() {
 	ip -n "$1" -j link show "$2" | sed -nE 's/.*"address":"([^"]+)".*/\1/p'
 }
+
+# blue_attach NS IF: `bluectl attach IF --mode native` inside NS, with the detach (and the
+# pins, should detach fail) registered with on_exit. Needs $BLUECTL.
+blue_attach() {
+	local ns=$1 ifname=$2
+	ns_exec "$ns" "$BLUECTL" attach "$ifname" --mode native
+	on_exit "ns_exec $ns $BLUECTL detach $ifname >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$ifname"
+}

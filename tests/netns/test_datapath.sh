@@ -39,8 +39,7 @@ dp_setup() {
 	ns_exec "$NS_B" sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
 	MAC_A=$(mac_of "$NS_A" "$IF_A")
 	MAC_B=$(mac_of "$NS_B" "$IF_B")
-	ns_exec "$NS_B" "$BLUECTL" attach "$IF_B" --mode native
-	on_exit "ns_exec $NS_B $BLUECTL detach $IF_B >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$IF_B"
+	blue_attach "$NS_B" "$IF_B"
 }
 
 # stat NAME: packets counted under NAME by `bluectl stats` on the B end.

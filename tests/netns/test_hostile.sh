@@ -39,10 +39,8 @@ hst_setup() {
 	ns_exec "$NS_B" sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
 	MAC_A=$(mac_of "$NS_A" "$IF_A")
 	MAC_B=$(mac_of "$NS_B" "$IF_B")
-	ns_exec "$NS_A" "$BLUECTL" attach "$IF_A" --mode native
-	on_exit "ns_exec $NS_A $BLUECTL detach $IF_A >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$IF_A"
-	ns_exec "$NS_B" "$BLUECTL" attach "$IF_B" --mode native
-	on_exit "ns_exec $NS_B $BLUECTL detach $IF_B >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$IF_B"
+	blue_attach "$NS_A" "$IF_A"
+	blue_attach "$NS_B" "$IF_B"
 }
 
 wait_for_line() {	# FILE PATTERN SECONDS

@@ -34,10 +34,8 @@ ops_setup() {
 	IF_A=op0p$BASHPID
 	IF_B=op1p$BASHPID
 	netns_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B" "$IP_A" "$IP_B"
-	ns_exec "$NS_A" "$BLUECTL" attach "$IF_A" --mode native
-	on_exit "ns_exec $NS_A $BLUECTL detach $IF_A >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$IF_A"
-	ns_exec "$NS_B" "$BLUECTL" attach "$IF_B" --mode native
-	on_exit "ns_exec $NS_B $BLUECTL detach $IF_B >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$IF_B"
+	blue_attach "$NS_A" "$IF_A"
+	blue_attach "$NS_B" "$IF_B"
 	SRV_OUT=$(mktemp)
 	CLI_OUT=$(mktemp)
 	on_exit "rm -f $SRV_OUT $CLI_OUT"
