@@ -54,3 +54,42 @@ blue_attach() {
 	ns_exec "$ns" "$BLUECTL" attach "$ifname" --mode native
 	on_exit "ns_exec $ns $BLUECTL detach $ifname >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$ifname"
 }
+
+# netns_setup TAG IP_A IP_B: the topology most suites use. Namespaces blue-TAG-<pid>-a/b
+# joined by a veth pair TAG0p<pid>/TAG1p<pid> (interface names carry the PID too: pins
+# under /sys/fs/bpf/blue/<ifname> are shared by every namespace, so a plain name could meet
+# another run's pins), IPv6 off on both ends (router and neighbour solicitations would land
+# in the counters at random times; with static neighbours the only traffic is ours).
+# Skips unless root. Sets NS_A NS_B IF_A IF_B MAC_A MAC_B.
+netns_setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	local tag=$1
+	NS_A=blue-$tag-$BASHPID-a
+	NS_B=blue-$tag-$BASHPID-b
+	IF_A=${tag}0p$BASHPID
+	IF_B=${tag}1p$BASHPID
+	netns_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B" "$2" "$3"
+	ns_exec "$NS_A" sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
+	ns_exec "$NS_B" sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
+	MAC_A=$(mac_of "$NS_A" "$IF_A")
+	MAC_B=$(mac_of "$NS_B" "$IF_B")
+}
+
+# need_bins FILE...: fail naming the first that was not built
+need_bins() {
+	local f
+	for f in "$@"; do
+		[ -x "$f" ] || fail "$f not built"
+	done
+}
+
+# wait_for_line FILE PATTERN SECONDS: 0 as soon as a line of FILE matches PATTERN, 1 when
+# SECONDS pass first.
+wait_for_line() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}

@@ -24,21 +24,8 @@ PAYLOAD=1024
 # /sys/fs/bpf/blue/<ifname>, shared by every namespace, so a plain "dp1" could meet
 # another run's pins. Sets NS_A NS_B IF_A IF_B MAC_B.
 dp_setup() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	local f
-	for f in "$BLUECTL" "$XSK_SEND" "$XSK_RECV"; do
-		[ -x "$f" ] || fail "$f not built"
-	done
-	NS_A=blue-dp-$BASHPID-a
-	NS_B=blue-dp-$BASHPID-b
-	IF_A=dp0p$BASHPID
-	IF_B=dp1p$BASHPID
-	netns_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B" "$IP_A" "$IP_B"
-	# No IPv6 chatter: the counters below must see only our traffic.
-	ns_exec "$NS_A" sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
-	ns_exec "$NS_B" sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
-	MAC_A=$(mac_of "$NS_A" "$IF_A")
-	MAC_B=$(mac_of "$NS_B" "$IF_B")
+	netns_setup dp "$IP_A" "$IP_B"
+	need_bins "$BLUECTL" "$XSK_SEND" "$XSK_RECV"
 	blue_attach "$NS_B" "$IF_B"
 }
 
@@ -47,15 +34,6 @@ stat() {
 	ns_exec "$NS_B" "$BLUECTL" stats "$IF_B" | awk -v r="$1" '$1 == r { print $2 }'
 }
 
-# wait_for_line FILE PATTERN SECONDS
-wait_for_line() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 test_datapath_steers_by_qpn() {
 	dp_setup

@@ -25,32 +25,12 @@ COUNT=32		# frames per kind
 FLOOD=1000		# frames to unknown QPNs
 
 hst_setup() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	local f
-	for f in "$BLUECTL" "$PEER" "$HTX"; do
-		[ -x "$f" ] || fail "$f not built"
-	done
-	NS_A=blue-hst-$BASHPID-a
-	NS_B=blue-hst-$BASHPID-b
-	IF_A=hst0p$BASHPID
-	IF_B=hst1p$BASHPID
-	netns_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B" "$IP_A" "$IP_B"
-	ns_exec "$NS_A" sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
-	ns_exec "$NS_B" sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
-	MAC_A=$(mac_of "$NS_A" "$IF_A")
-	MAC_B=$(mac_of "$NS_B" "$IF_B")
+	netns_setup hst "$IP_A" "$IP_B"
+	need_bins "$BLUECTL" "$PEER" "$HTX"
 	blue_attach "$NS_A" "$IF_A"
 	blue_attach "$NS_B" "$IF_B"
 }
 
-wait_for_line() {	# FILE PATTERN SECONDS
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # xdp_snapshot NS IF ARRAY: every reason's packet count into the associative ARRAY.
 xdp_snapshot() {

@@ -22,19 +22,10 @@ drop_qp_state drop_no_socket"
 # ld_setup: two namespaces and a veth pair named after this test's own PID, so a
 # leftover from one test never meets the next. Sets NS_A NS_B IF_A IF_B PIN.
 ld_setup() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	[ -x "$BLUECTL" ] || fail "$BLUECTL not built"
 	command -v bpftool >/dev/null || skip "bpftool not installed"
-	NS_A=blue-ld-$BASHPID-a
-	NS_B=blue-ld-$BASHPID-b
-	IF_A=bl${BASHPID}a
-	IF_B=bl${BASHPID}b
+	netns_setup ld "$IP_A" "$IP_B"
+	need_bins "$BLUECTL"
 	PIN=/sys/fs/bpf/blue/$IF_A
-	netns_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B" "$IP_A" "$IP_B"
-	# IPv6 router and neighbour solicitations would land in the counters at random
-	# times; with IPv6 off and static neighbours the only traffic is what we send.
-	ns_exec "$NS_A" sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
-	ns_exec "$NS_B" sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
 	# runs before the namespaces go: detach if still attached, then drop any pins
 	on_exit "ns_exec $NS_A $BLUECTL detach $IF_A >/dev/null 2>&1; rm -rf $PIN; rmdir /sys/fs/bpf/blue 2>/dev/null"
 }

@@ -32,36 +32,17 @@ IP_B=10.201.81.2	# client
 # obs_setup: namespaces and interfaces named with the PID, blue attached natively on
 # both ends. Sets NS_A NS_B IF_A IF_B PIN_A PIN_B SRV_OUT CLI_OUT.
 obs_setup() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	local f
-	for f in "$BLUECTL" "$XFER"; do
-		[ -x "$f" ] || fail "$f not built"
-	done
-	NS_A=blue-obs-$BASHPID-a
-	NS_B=blue-obs-$BASHPID-b
-	IF_A=obs0p$BASHPID
-	IF_B=obs1p$BASHPID
+	netns_setup obs "$IP_A" "$IP_B"
+	need_bins "$BLUECTL" "$XFER"
 	PIN_A=/sys/fs/bpf/blue/$IF_A
 	PIN_B=/sys/fs/bpf/blue/$IF_B
-	netns_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B" "$IP_A" "$IP_B"
-	ns_exec "$NS_A" "$BLUECTL" attach "$IF_A" --mode native >/dev/null
-	on_exit "ns_exec $NS_A $BLUECTL detach $IF_A >/dev/null 2>&1; rm -rf $PIN_A"
-	ns_exec "$NS_B" "$BLUECTL" attach "$IF_B" --mode native >/dev/null
-	on_exit "ns_exec $NS_B $BLUECTL detach $IF_B >/dev/null 2>&1; rm -rf $PIN_B"
+	blue_attach "$NS_A" "$IF_A" >/dev/null
+	blue_attach "$NS_B" "$IF_B" >/dev/null
 	SRV_OUT=$(mktemp)
 	CLI_OUT=$(mktemp)
 	on_exit "rm -f $SRV_OUT $CLI_OUT"
 }
 
-# wait_for_line FILE PATTERN SECONDS
-wait_for_line() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 show_logs() {
 	echo "--- server:"

@@ -16,24 +16,12 @@ PY=/usr/bin/python3
 IP_A=10.201.93.1	# server
 IP_B=10.201.93.2	# client
 
-need_bins() {
-	local f
-	for f in "$@"; do
-		[ -x "$f" ] || fail "$f not built"
-	done
-}
-
 # pp_setup: namespaces and interfaces named with the PID (the pins under
 # /sys/fs/bpf/blue/<ifname> are shared by every namespace), blue attached on both ends.
 # Sets NS_A NS_B IF_A IF_B.
 pp_setup() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	netns_setup pp "$IP_A" "$IP_B"
 	need_bins "$BLUECTL" "$PP"
-	NS_A=blue-pp-$BASHPID-a
-	NS_B=blue-pp-$BASHPID-b
-	IF_A=pp0p$BASHPID
-	IF_B=pp1p$BASHPID
-	netns_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B" "$IP_A" "$IP_B"
 	blue_attach "$NS_A" "$IF_A"
 	blue_attach "$NS_B" "$IF_B"
 }

@@ -23,36 +23,14 @@ IP_B=10.201.97.2	# client
 # namespace), blue attached on A, and on B unless "no" is given.
 # Sets NS_A NS_B IF_A IF_B MAC_A MAC_B.
 rcd_setup() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	local f
-	for f in "$BLUECTL" "$SMOKE"; do
-		[ -x "$f" ] || fail "$f not built"
-	done
-	NS_A=blue-rcd-$BASHPID-a
-	NS_B=blue-rcd-$BASHPID-b
-	IF_A=rcd0p$BASHPID
-	IF_B=rcd1p$BASHPID
-	netns_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B" "$IP_A" "$IP_B"
-	# no IPv6 chatter in the counters
-	ns_exec "$NS_A" sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=1"
-	ns_exec "$NS_B" sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
-	MAC_A=$(mac_of "$NS_A" "$IF_A")
-	MAC_B=$(mac_of "$NS_B" "$IF_B")
+	netns_setup rcd "$IP_A" "$IP_B"
+	need_bins "$BLUECTL" "$SMOKE"
 	blue_attach "$NS_A" "$IF_A"
 	if [ "${1:-}" != no ]; then
 		blue_attach "$NS_B" "$IF_B"
 	fi
 }
 
-# wait_for_line FILE PATTERN SECONDS
-wait_for_line() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 # stat NS IF NAME: packets `bluectl stats` counted under NAME.
 stat() {

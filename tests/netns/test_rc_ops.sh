@@ -24,16 +24,8 @@ IP_B=10.201.95.2	# client
 # /sys/fs/bpf/blue/<ifname> are shared by every namespace), blue attached natively on
 # both ends. Sets NS_A NS_B IF_A IF_B SRV_OUT CLI_OUT.
 ops_setup() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	local f
-	for f in "$BLUECTL" "$XFER"; do
-		[ -x "$f" ] || fail "$f not built"
-	done
-	NS_A=blue-ops-$BASHPID-a
-	NS_B=blue-ops-$BASHPID-b
-	IF_A=op0p$BASHPID
-	IF_B=op1p$BASHPID
-	netns_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B" "$IP_A" "$IP_B"
+	netns_setup ops "$IP_A" "$IP_B"
+	need_bins "$BLUECTL" "$XFER"
 	blue_attach "$NS_A" "$IF_A"
 	blue_attach "$NS_B" "$IF_B"
 	SRV_OUT=$(mktemp)
@@ -41,15 +33,6 @@ ops_setup() {
 	on_exit "rm -f $SRV_OUT $CLI_OUT"
 }
 
-# wait_for_line FILE PATTERN SECONDS
-wait_for_line() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 show_logs() {
 	echo "--- server:"

@@ -13,33 +13,22 @@ IP_A=10.201.99.1	# client
 IP_B=10.201.99.2	# server
 VG=(valgrind --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99)
 
-wait_for_line() {	# FILE PATTERN SECONDS
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
 
 test_valgrind_demo_xfer() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root"
 	[ "${SAN:-0}" != 1 ] || skip "valgrind cannot run ASan binaries (SAN=1 checks leaks with LeakSanitizer)"
 	command -v valgrind >/dev/null || skip "valgrind is not installed (make deps)"
 	[ -x "$XFER" ] && [ -x "$BLUECTL" ] || fail "$XFER or $BLUECTL not built"
-	local ns_a=blue-vg-$BASHPID-a ns_b=blue-vg-$BASHPID-b if_a=vg0p$BASHPID if_b=vg1p$BASHPID
 	local srv cli vgs vgc rc=0 f
 	srv=$(mktemp) cli=$(mktemp) vgs=$(mktemp) vgc=$(mktemp)
 	on_exit "rm -f $srv $cli $vgs $vgc"
-	netns_pair "$ns_a" "$ns_b" "$if_a" "$if_b" "$IP_A" "$IP_B"
-	ns_exec "$ns_a" "$BLUECTL" attach "$if_a" --mode native
-	on_exit "ns_exec $ns_a $BLUECTL detach $if_a >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$if_a"
-	ns_exec "$ns_b" "$BLUECTL" attach "$if_b" --mode native
-	on_exit "ns_exec $ns_b $BLUECTL detach $if_b >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$if_b"
+	netns_setup vg "$IP_A" "$IP_B"
+	blue_attach "$NS_A" "$IF_A"
+	blue_attach "$NS_B" "$IF_B"
 
-	ns_bg "$ns_b" SPID timeout 180 "${VG[@]}" --log-file="$vgs" "$XFER" -d "$if_b" >"$srv" 2>&1
+	ns_bg "$NS_B" SPID timeout 180 "${VG[@]}" --log-file="$vgs" "$XFER" -d "$IF_B" >"$srv" 2>&1
 	wait_for_line "$srv" '^server: listening' 60 || { cat "$srv" "$vgs"; fail "the server did not listen"; }
-	ns_exec "$ns_a" timeout 180 "${VG[@]}" --log-file="$vgc" "$XFER" -d "$if_a" --qps 2 \
+	ns_exec "$NS_A" timeout 180 "${VG[@]}" --log-file="$vgc" "$XFER" -d "$IF_A" --qps 2 \
 		--op all --size 1,4K --iters 8 --verify "$IP_B" >"$cli" 2>&1 || rc=$?
 	cat "$cli"
 	[ "$rc" -eq 0 ] || { cat "$vgc"; fail "client exited $rc"; }
