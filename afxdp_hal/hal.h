@@ -25,8 +25,10 @@ struct blue_hal_sock;
 
 /*
  * One frame: @addr is its UMEM offset, @data points at it, @len is the bytes used. A TX
- * frame from tx_alloc starts at @data with frame_size - headroom bytes of room; the
- * caller sets @len before tx_submit.
+ * frame from tx_alloc starts at @data with max_pkt bytes of room; the caller sets @len
+ * before tx_submit. A received frame's @data is valid until rx_release or the next
+ * rx_burst on the same socket, whichever comes first (a multi-buffer packet is
+ * gathered into a per-socket buffer that the next burst reuses).
  */
 struct blue_frame {
 	uint64_t addr;
@@ -47,6 +49,9 @@ struct blue_hal_stats {
 	uint64_t frames_free;	/* in the pool now: not on a ring (AF_XDP: the fill ring's
 				 * frames count as used), not held by the user */
 	uint64_t frame_errors;	/* double frees and foreign addresses refused */
+	uint64_t rx_multibuf;	/* packets that came in several descriptors (gathered) */
+	uint64_t tx_multibuf;	/* packets sent as several descriptors */
+	uint64_t busy_polls;	/* syscalls that ran the NAPI loop instead of sleeping */
 };
 
 struct blue_hal_ops {
@@ -102,6 +107,12 @@ struct blue_hal {
 	const struct blue_hal_ops *ops;
 	uint32_t frame_size;
 	uint32_t headroom;
+	/*
+	 * The largest frame (bytes from @data) a TX frame holds and rx_burst delivers:
+	 * frame_size - headroom, or up to two chunks in AF_XDP multi-buffer mode.
+	 */
+	uint32_t max_pkt;
+	bool hugepages;		/* the UMEM sits in 2 MiB pages */
 };
 
 struct blue_hal_sock {
@@ -117,6 +128,15 @@ struct blue_afxdp_config {
 	uint32_t ring_size;	/* descriptors per ring; 0 = default 2048 */
 	bool force_copy;	/* skip the zero-copy attempt */
 	bool busy_poll;		/* set SO_PREFER_BUSY_POLL/SO_BUSY_POLL on sockets */
+	/*
+	 * Frames larger than one chunk (0: frame_size). Above frame_size the HAL binds
+	 * with XDP_USE_SG (kernel 6.6+, AF_XDP multi-buffer): TX frames are two adjacent
+	 * chunks sent as two descriptors, and a packet that arrives in several
+	 * descriptors is gathered into one buffer. max_pkt is then 2 x frame_size. A
+	 * kernel that refuses XDP_USE_SG leaves single-chunk frames (hal->max_pkt says).
+	 */
+	uint32_t max_pkt;
+	bool hugepages;		/* try a UMEM of 2 MiB pages first (falls back quietly) */
 	/*
 	 * TX only: no pinned maps are needed (a netdev without blue attached). Sockets get
 	 * no RX ring, nothing is put on the fill ring, flow_bind/flow_unbind fail with

@@ -515,6 +515,7 @@ static int end_init(struct lb_pair *pair, struct lb_hal *lb,
 	lb->base.ops = &lb_ops;
 	lb->base.frame_size = cfg->frame_size;
 	lb->base.headroom = 0;
+	lb->base.max_pkt = cfg->frame_size;
 	lb->pair = pair;
 	lb->ring_size = cfg->ring_size;
 	lb->ctx = calloc(BLUE_MAX_QP, sizeof(*lb->ctx));

@@ -6,7 +6,7 @@
 #include <sys/mman.h>
 #include "afxdp_hal/umem.h"
 
-static int pool_init(struct blue_fpool *p, uint32_t count, uint32_t frame_size)
+static int pool_init(struct blue_fpool *p, uint32_t count, uint32_t frame_size, uint64_t base)
 {
 	uint32_t i;
 
@@ -21,11 +21,12 @@ static int pool_init(struct blue_fpool *p, uint32_t count, uint32_t frame_size)
 		return -ENOMEM;
 	}
 	p->count = count;
+	p->base = base;
 	p->frame_shift = (uint32_t)__builtin_ctz(frame_size);
 	/* Push in reverse so the first allocations hand out frame 0, 1, 2...: easier to
 	 * read in a dump, and the order of a fresh pool is deterministic for tests. */
 	for (i = count; i-- > 0;) {
-		p->stack[p->top++] = (uint64_t)i << p->frame_shift;
+		p->stack[p->top++] = base + ((uint64_t)i << p->frame_shift);
 		p->in_pool[i] = 1;
 	}
 	return 0;
@@ -40,7 +41,7 @@ uint32_t blue_fpool_get(struct blue_fpool *p, uint64_t *addrs, uint32_t n)
 	for (i = 0; i < n; i++) {
 		uint64_t a = p->stack[--p->top];
 
-		p->in_pool[a >> p->frame_shift] = 0;
+		p->in_pool[(a - p->base) >> p->frame_shift] = 0;
 		addrs[i] = a;
 	}
 	return n;
@@ -48,18 +49,59 @@ uint32_t blue_fpool_get(struct blue_fpool *p, uint64_t *addrs, uint32_t n)
 
 bool blue_fpool_put(struct blue_fpool *p, uint64_t addr)
 {
-	uint64_t idx = addr >> p->frame_shift;
+	uint64_t idx = (addr - p->base) >> p->frame_shift;
 
-	if (idx >= p->count || p->in_pool[idx]) {
+	if (addr < p->base || idx >= p->count || p->in_pool[idx]) {
 		p->bad_frees++;
 		return false;
 	}
 	p->in_pool[idx] = 1;
-	p->stack[p->top++] = idx << p->frame_shift;
+	p->stack[p->top++] = p->base + (idx << p->frame_shift);
 	return true;
 }
 
+static void pool_fini(struct blue_fpool *p)
+{
+	free(p->stack);
+	free(p->in_pool);
+	memset(p, 0, sizeof(*p));
+}
+
+#ifndef MAP_HUGE_2MB
+#define MAP_HUGE_2MB	(21 << MAP_HUGE_SHIFT)
+#endif
+#define HUGE_2M		(2u << 20)
+
+/*
+ * The UMEM area. XDP_UMEM_REG needs page alignment, which mmap gives. 2 MiB pages
+ * cover a 16 MiB UMEM with 8 TLB entries instead of 4096; they come only from the
+ * reserved pool (vm.nr_hugepages), so an empty pool falls back to 4 KiB pages.
+ */
+static void *area_map(size_t size, bool try_huge, bool *huge)
+{
+	void *a;
+
+	*huge = false;
+	if (try_huge && !(size & (HUGE_2M - 1))) {
+		a = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE | MAP_HUGETLB | MAP_HUGE_2MB,
+			 -1, 0);
+		if (a != MAP_FAILED) {
+			*huge = true;
+			return a;
+		}
+	}
+	return mmap(NULL, size, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+}
+
 int blue_umem_init(struct blue_umem *u, uint32_t frame_count, uint32_t frame_size)
+{
+	return blue_umem_init_ex(u, frame_count, frame_size, false);
+}
+
+int blue_umem_init_ex(struct blue_umem *u, uint32_t frame_count, uint32_t frame_size,
+		      bool try_huge)
 {
 	int err;
 
@@ -70,20 +112,55 @@ int blue_umem_init(struct blue_umem *u, uint32_t frame_count, uint32_t frame_siz
 	u->frame_count = frame_count;
 	u->frame_size = frame_size;
 	u->size = (size_t)frame_count * frame_size;
-	/* mmap gives page alignment, which XDP_UMEM_REG requires; hugepages would only
-	 * save TLB misses, and 16 MiB of 4 KiB pages is fine at veth rates. */
-	u->area = mmap(NULL, u->size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	u->area = area_map(u->size, try_huge, &u->hugepages);
 	if (u->area == MAP_FAILED) {
 		u->area = NULL;
 		return -errno;
 	}
-	err = pool_init(&u->pool, frame_count, frame_size);
+	err = pool_init(&u->pool, frame_count, frame_size, 0);
 	if (err) {
 		munmap(u->area, u->size);
 		u->area = NULL;
 	}
+	u->txpool = &u->pool;
 	return err;
+}
+
+int blue_umem_split_tx(struct blue_umem *u, uint32_t rx_frames)
+{
+	int err;
+
+	if ((rx_frames & 1) || rx_frames + 2 > u->frame_count || u->tx_base ||
+	    u->pool.top != u->frame_count)
+		return -EINVAL;
+	err = pool_init(&u->tx_pairs, (u->frame_count - rx_frames) / 2, u->frame_size * 2,
+			(uint64_t)rx_frames * u->frame_size);
+	if (err)
+		return err;
+	/* The RX pool keeps its layout but only its low frames. */
+	pool_fini(&u->pool);
+	err = pool_init(&u->pool, rx_frames, u->frame_size, 0);
+	if (err) {
+		pool_fini(&u->tx_pairs);
+		/* fall back to one pool of every frame, as before the call */
+		if (pool_init(&u->pool, u->frame_count, u->frame_size, 0))
+			return -ENOMEM;
+		return err;
+	}
+	u->tx_base = u->tx_pairs.base;
+	u->txpool = &u->tx_pairs;
+	return 0;
+}
+
+bool blue_umem_tx_put(struct blue_umem *u, uint64_t addr)
+{
+	if (!u->tx_base || addr < u->tx_base)
+		return blue_fpool_put(&u->pool, addr);
+	/* A pair goes out as two descriptors and completes as two: the second chunk's
+	 * completion is the same frame, already returned by the first. */
+	if ((addr - u->tx_base) & u->frame_size)
+		return true;
+	return blue_fpool_put(&u->tx_pairs, addr);
 }
 
 int blue_umem_register(struct blue_umem *u, uint32_t fill_size, uint32_t comp_size,
@@ -124,8 +201,8 @@ void blue_umem_fini(struct blue_umem *u)
 	blue_umem_unregister(u);
 	if (u->area)
 		munmap(u->area, u->size);
-	free(u->pool.stack);
-	free(u->pool.in_pool);
+	pool_fini(&u->pool);
+	pool_fini(&u->tx_pairs);
 	memset(u, 0, sizeof(*u));
 }
 
@@ -169,7 +246,7 @@ uint32_t blue_umem_reap(struct blue_umem *u)
 		return 0;
 	n = xsk_ring_cons__peek(&u->comp, u->comp.size, &idx);
 	for (i = 0; i < n; i++)
-		blue_fpool_put(&u->pool, *xsk_ring_cons__comp_addr(&u->comp, idx + i));
+		blue_umem_tx_put(u, *xsk_ring_cons__comp_addr(&u->comp, idx + i));
 	if (n)
 		xsk_ring_cons__release(&u->comp, n);
 	return n;

@@ -26,8 +26,9 @@ struct blue_fpool {
 	uint64_t *stack;	/* frame base addresses (UMEM offsets) */
 	uint8_t *in_pool;	/* per frame: 1 while on the stack */
 	uint32_t top;		/* frames on the stack */
-	uint32_t count;		/* frames in the UMEM */
+	uint32_t count;		/* frames in this pool */
 	uint32_t frame_shift;	/* log2(frame size) */
+	uint64_t base;		/* UMEM offset of the pool's first frame */
 	uint64_t bad_frees;	/* refused pushes: double free or bad address */
 };
 
@@ -36,7 +37,16 @@ struct blue_umem {
 	size_t size;
 	uint32_t frame_size;
 	uint32_t frame_count;
+	bool hugepages;		/* the area is backed by 2 MiB pages (MAP_HUGETLB) */
 	struct blue_fpool pool;
+	/*
+	 * Multi-buffer mode (blue_umem_split_tx): TX frames are pairs of adjacent chunks,
+	 * from a pool of their own above tx_base, so a ~4.2 KB frame is contiguous for the
+	 * builder and goes out as two descriptors. Otherwise txpool is &pool.
+	 */
+	struct blue_fpool tx_pairs;
+	struct blue_fpool *txpool;
+	uint64_t tx_base;	/* 0: no split */
 
 	/* AF_XDP only: NULL when the area is plain memory (loopback HAL) */
 	struct xsk_umem *xumem;
@@ -49,9 +59,24 @@ struct blue_umem {
 
 /*
  * Map a page-aligned area of @frame_count frames of @frame_size bytes (power of two,
- * 2048..4096) and fill the pool with all of them. Returns 0 or -errno.
+ * 2048..4096) and fill the pool with all of them. With @try_huge the area is first
+ * asked for in 2 MiB pages (fewer TLB misses on a 16 MiB UMEM), and plain pages are
+ * used when none are reserved (vm.nr_hugepages); u->hugepages says which. Returns 0 or
+ * -errno.
  */
 int blue_umem_init(struct blue_umem *u, uint32_t frame_count, uint32_t frame_size);
+int blue_umem_init_ex(struct blue_umem *u, uint32_t frame_count, uint32_t frame_size,
+		      bool try_huge);
+
+/*
+ * Keep frames [0, @rx_frames) in u->pool for RX, and cut the rest into TX frames of two
+ * adjacent chunks in u->tx_pairs. Only before any frame is handed out. Returns 0 or
+ * -errno (@rx_frames must be even and leave at least two frames).
+ */
+int blue_umem_split_tx(struct blue_umem *u, uint32_t rx_frames);
+
+/* Put a TX frame (any address inside it) back where it came from. */
+bool blue_umem_tx_put(struct blue_umem *u, uint64_t addr);
 
 /*
  * Register the area as an AF_XDP UMEM (libxdp xsk_umem__create) with fill and completion

@@ -143,14 +143,22 @@ static __noinline void drop_event(struct xdp_md *ctx, __u32 reason, __u32 len, _
 		__sync_fetch_and_add(&d->drop_events, 1);
 }
 
-SEC("xdp")
+/*
+ * "xdp.frags" (BPF_F_XDP_HAS_FRAGS): the program copes with multi-buffer frames, which
+ * is what lets it attach to a veth whose MTU exceeds a page (IB path MTU 4096 needs a
+ * ~4.2 KB frame). The headers the parse helpers read always sit in the linear part
+ * (the drivers put at least the first page there); only payload and ICRC may lie in a
+ * frag, and neither is read here. So data_end bounds the reads, while the lengths the
+ * headers claim are checked against the whole frame, frags included.
+ */
+SEC("xdp.frags")
 int blue_xdp(struct xdp_md *ctx)
 {
 	struct hdr_cursor c = {
 		.pos = (void *)(long)ctx->data,
 		.end = (void *)(long)ctx->data_end,
 		.off = 0,
-		.frame_len = ctx->data_end - ctx->data,
+		.frame_len = (__u32)bpf_xdp_get_buff_len(ctx),
 	};
 	struct roce_info ri = {};
 	int reason = classify(&c, &ri);

@@ -39,7 +39,7 @@ struct hdr_cursor {
 	void	*pos;		/* next header to parse */
 	void	*end;		/* ctx->data_end */
 	__u32	off;		/* pos - data, as a number */
-	__u32	frame_len;	/* data_end - data */
+	__u32	frame_len;	/* the whole frame, frags included (>= end - pos) */
 };
 
 /*

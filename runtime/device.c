@@ -88,7 +88,7 @@ struct blue_context *blue_open_device_hal(struct blue_hal *hal, const uint8_t ma
 	memcpy(ctx->mac, mac, 6);
 	ctx->ip = ip;
 	blue__fill_gids(ctx->gid, mac, ip);
-	ctx->active_mtu = blue__mtu_for(hal->frame_size - hal->headroom, 0);
+	ctx->active_mtu = blue__mtu_for(hal->max_pkt, 0);
 	err = blue_hal_sock_open(hal, &ctx->sock);
 	if (err) {
 		blue__logf("cannot open a %s HAL socket: %s", hal->ops->name, strerror(-err));
@@ -123,8 +123,14 @@ int blue_query_device(struct blue_context *ctx, struct blue_device_attr *attr)
 {
 	if (!ctx || !attr)
 		return EINVAL;
+	blue__device_attr(attr, ctx->hal->ops->name);
+	return 0;
+}
+
+void blue__device_attr(struct blue_device_attr *attr, const char *hal_name)
+{
 	memset(attr, 0, sizeof(*attr));
-	snprintf(attr->fw_ver, sizeof(attr->fw_ver), "blue 0.1 (%s)", ctx->hal->ops->name);
+	snprintf(attr->fw_ver, sizeof(attr->fw_ver), "blue 0.1 (%s)", hal_name);
 	attr->max_mr_size = BLUE_MAX_MR_SIZE;
 	attr->vendor_id = 0;
 	attr->vendor_part_id = 0;
@@ -139,20 +145,24 @@ int blue_query_device(struct blue_context *ctx, struct blue_device_attr *attr)
 	attr->max_qp_init_rd_atom = BLUE_MAX_RD_ATOMIC;
 	attr->atomic_cap = 1;
 	attr->phys_port_cnt = 1;
-	return 0;
 }
 
 int blue_query_port(struct blue_context *ctx, uint8_t port, struct blue_port_attr *attr)
 {
 	if (!ctx || !attr || port != 1)
 		return EINVAL;
+	blue__port_attr(attr, ctx->active_mtu);
+	return 0;
+}
+
+void blue__port_attr(struct blue_port_attr *attr, enum blue_mtu active_mtu)
+{
 	memset(attr, 0, sizeof(*attr));
 	attr->state = 4;	/* IBV_PORT_ACTIVE */
-	attr->max_mtu = ctx->active_mtu;
-	attr->active_mtu = ctx->active_mtu;
+	attr->max_mtu = active_mtu;
+	attr->active_mtu = active_mtu;
 	attr->gid_tbl_len = BLUE_GID_TBL_LEN;
 	attr->link_layer = 2;	/* IBV_LINK_LAYER_ETHERNET */
-	return 0;
 }
 
 int blue_query_gid(struct blue_context *ctx, uint8_t port, int index, union blue_gid *gid)

@@ -101,4 +101,30 @@ void blue__fill_gids(union blue_gid gid[BLUE_GID_TBL_LEN], const uint8_t mac[6],
 enum blue_mtu blue__mtu_for(uint32_t frame_room, uint32_t netdev_mtu)
 	__attribute__((visibility("hidden")));
 
+/* What blue_query_device() and blue_query_port() report, given the HAL's name and the
+ * port's active MTU (shared with blue__netdev_query, which has no context). */
+void blue__device_attr(struct blue_device_attr *attr, const char *hal_name)
+	__attribute__((visibility("hidden")));
+void blue__port_attr(struct blue_port_attr *attr, enum blue_mtu active_mtu)
+	__attribute__((visibility("hidden")));
+
+/* What a context on a netdev would answer to the queries (blue__netdev_query). */
+struct blue_netdev_query {
+	struct blue_device_attr dev;
+	struct blue_port_attr port;
+	union blue_gid gid[BLUE_GID_TBL_LEN];
+};
+
+/*
+ * blue__netdev_query() - the answers blue_open_device(@ifname) would give to
+ * blue_query_device/port/gid, read from the netdev (MAC, MTU, IPv4) and blue's pins,
+ * without binding the netdev's AF_XDP queue, which serves one process: a query tool
+ * (ibv_devinfo) must work while a server holds the device. The port's MTU assumes the
+ * HAL gets the frames the netdev's MTU needs (multi-buffer above 4 KiB), as the open
+ * asks for them; a kernel that refuses AF_XDP multi-buffer makes the open's smaller.
+ * Return: 0, or a negative errno after a message saying why (as blue_open_device's).
+ */
+int blue__netdev_query(const char *ifname, struct blue_netdev_query *q)
+	__attribute__((visibility("hidden")));
+
 #endif /* BLUE_RUNTIME_DEVICE_H */

@@ -3,8 +3,18 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 
 #include "runtime/log.h"
+
+bool blue__env_flag(const char *name, bool def)
+{
+	const char *e = getenv(name);
+
+	if (!e || !*e)
+		return def;
+	return !(e[0] == '0' || e[0] == 'n' || e[0] == 'N' || !strcasecmp(e, "off"));
+}
 
 void blue__logf(const char *fmt, ...)
 {

@@ -9,4 +9,11 @@
 
 void blue__logf(const char *fmt, ...) __attribute__((format(printf, 1, 2), visibility("hidden")));
 
+/*
+ * blue__env_flag() - a yes/no knob from the environment: "0", "n..", "off" are no, any
+ * other value is yes, and an unset variable gives @def.
+ */
+#include <stdbool.h>
+bool blue__env_flag(const char *name, bool def) __attribute__((visibility("hidden")));
+
 #endif /* BLUE_RUNTIME_LOG_H */

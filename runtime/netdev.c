@@ -10,6 +10,8 @@
  */
 #include <errno.h>
 #include <ifaddrs.h>
+#include <sched.h>
+#include <stdlib.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -152,6 +154,33 @@ static void reclaim_stale_slots(const char *ifname, struct blue_qp_ctx *tbl)
 			   "without closing its device", ifname, n, n == 1 ? "" : "s");
 }
 
+/*
+ * BLUE_CPU=N pins the thread that opens the device, the one that will poll it in
+ * library mode, to CPU N. The progress engine busy-polls from blue_poll_cq(), and a
+ * spinning poller that migrates drags its cache (UMEM rings, QP context) along;
+ * pinning it is the usual remedy. Unset: the scheduler decides.
+ */
+static void pin_from_env(void)
+{
+	const char *e = getenv("BLUE_CPU");
+	cpu_set_t set;
+	char *end;
+	long cpu;
+
+	if (!e || !*e)
+		return;
+	cpu = strtol(e, &end, 10);
+	if (*end || cpu < 0 || cpu >= CPU_SETSIZE) {
+		blue__logf("open_device: BLUE_CPU=%s is not a CPU number; not pinning", e);
+		return;
+	}
+	CPU_ZERO(&set);
+	CPU_SET((int)cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		blue__logf("open_device: BLUE_CPU=%ld: cannot pin this thread: %s", cpu,
+			   strerror(errno));
+}
+
 struct blue_context *blue_open_device(const char *ifname)
 {
 	struct blue_afxdp_config cfg = { 0 };
@@ -179,6 +208,7 @@ struct blue_context *blue_open_device(const char *ifname)
 		blue__logf("open_device: no interface %s in this network namespace", ifname);
 		return NULL;
 	}
+	pin_from_env();
 	err = check_attached(ifname, ifindex);
 	if (err) {
 		errno = -err;
@@ -200,6 +230,13 @@ struct blue_context *blue_open_device(const char *ifname)
 	}
 	/* veth and most drivers refuse zero-copy: the HAL falls back to copy mode */
 	cfg.ifname = ifname;
+	/* A link that carries IB MTU 4096 (netdev MTU >= 4096 + headers, e.g. veth at
+	 * 4200 or 9000) needs frames beyond one 4 KiB chunk: AF_XDP multi-buffer. Only
+	 * then: it costs two chunks per full-size packet. */
+	if (blue__mtu_for(2 * 4096, mtu) > blue__mtu_for(4096, mtu))
+		cfg.max_pkt = mtu + BLUE_ETH_HLEN;
+	cfg.hugepages = blue__env_flag("BLUE_HUGEPAGES", true);
+	cfg.busy_poll = blue__env_flag("BLUE_BUSY_POLL", false);
 	hal = blue_hal_afxdp_open(&cfg);
 	if (!hal) {
 		/* the HAL said what failed; EBUSY needs the why */
@@ -208,6 +245,11 @@ struct blue_context *blue_open_device(const char *ifname)
 				   "on this netdev; an AF_XDP queue serves one process", ifname);
 		return NULL;
 	}
+	if (blue__env_flag("BLUE_VERBOSE", false))
+		blue__logf("open_device: %s: UMEM of %s pages, %u-byte frames%s, busy poll %s",
+			   ifname, hal->hugepages ? "2 MiB" : "4 KiB", hal->max_pkt,
+			   hal->max_pkt > hal->frame_size ? " (AF_XDP multi-buffer)" : "",
+			   cfg.busy_poll ? "on" : "off");
 	reclaim_stale_slots(ifname, blue_hal_qp_ctx_table(hal));
 	ctx = blue_open_device_hal(hal, mac, ip);
 	if (!ctx) {
@@ -220,6 +262,42 @@ struct blue_context *blue_open_device(const char *ifname)
 	snprintf(ctx->ifname, sizeof(ctx->ifname), "%s", ifname);
 	/* a failure is logged and leaves the statistics in this process: not fatal */
 	(void)blue__obs_open(ctx, ifname);
-	ctx->active_mtu = blue__mtu_for(hal->frame_size - hal->headroom, mtu);
+	ctx->active_mtu = blue__mtu_for(hal->max_pkt, mtu);
 	return ctx;
+}
+
+int blue__netdev_query(const char *ifname, struct blue_netdev_query *q)
+{
+	uint32_t ip = 0, mtu = 0;
+	unsigned int ifindex;
+	uint8_t mac[6];
+	int err;
+
+	if (!ifname || !ifname[0] || strlen(ifname) >= IF_NAMESIZE || !q)
+		return -EINVAL;
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex) {
+		blue__logf("open_device: no interface %s in this network namespace", ifname);
+		return -ENODEV;
+	}
+	err = check_attached(ifname, ifindex);
+	if (err)
+		return err;
+	err = netdev_l2(ifname, mac, &mtu);
+	if (err) {
+		blue__logf("open_device: cannot read the MAC/MTU of %s: %s", ifname,
+			   strerror(-err));
+		return err;
+	}
+	err = netdev_ipv4(ifname, &ip);
+	if (err) {
+		blue__logf("open_device: %s has no IPv4 address; RoCEv2 over IPv4 needs one "
+			   "(ip addr add A.B.C.D/N dev %s)", ifname, ifname);
+		return err;
+	}
+	/* the open's HAL is the AF_XDP one, and carries a frame of the netdev's MTU */
+	blue__device_attr(&q->dev, "afxdp");
+	blue__port_attr(&q->port, blue__mtu_for(mtu + BLUE_ETH_HLEN, mtu));
+	blue__fill_gids(q->gid, mac, ip);
+	return 0;
 }

@@ -101,7 +101,7 @@ int blue__tx_pkt(struct blue_context *ctx, const struct blue_pkt *p)
 	if (!blue__tx_room(ctx))
 		return -EAGAIN;
 	f = &eng->stash[eng->nstash - 1];
-	len = blue_pkt_build(p, f->data, ctx->hal->frame_size - ctx->hal->headroom);
+	len = blue_pkt_build(p, f->data, ctx->hal->max_pkt);
 	if (len < 0) {
 		blue__logf("cannot build a packet (opcode 0x%02x, PSN 0x%x, %u bytes): %s",
 			   p->opcode, p->psn, p->payload_len, strerror(-len));
