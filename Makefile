@@ -60,7 +60,12 @@ LOADER_OBJS := $(LOADER_SRCS:%.c=$(B)/obj/%.o)
 TOOL_SRCS   := $(wildcard tools/*.c)
 # bluectl is several files, tools/bluectl/*.c, linked into one binary (rule below)
 BLUECTL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard tools/bluectl/*.c))
-TOOLS       := $(sort $(TOOL_SRCS:tools/%.c=$(B)/bin/%) $(B)/bin/bluectl)
+# perftest-style benchmarks: tools/perf/perf_*.c is their shared core, and every other
+# tools/perf/X.c is one program, $(B)/bin/blue_X (blue_write_bw, blue_read_lat, ...)
+PERF_CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard tools/perf/perf_*.c))
+PERF_BINS   := $(patsubst tools/perf/%.c,$(B)/bin/blue_%,\
+		$(filter-out tools/perf/perf_%,$(wildcard tools/perf/*.c)))
+TOOLS       := $(sort $(TOOL_SRCS:tools/%.c=$(B)/bin/%) $(B)/bin/bluectl $(PERF_BINS))
 UNIT_SRCS   := $(wildcard tests/unit/*.c)
 UNIT_OBJS   := $(UNIT_SRCS:%.c=$(B)/obj/%.o)
 XDPT_SRCS   := $(wildcard tests/xdp/*.c)
@@ -77,11 +82,16 @@ LIBBLUE_A   := $(B)/lib/libblue.a
 LIBBLUE_SO  := $(B)/lib/libblue.so.$(SOVER)
 LIBLOADER_A := $(B)/lib/libblueloader.a
 UNIT_BIN    := $(B)/tests/unit
+# libibverbs compatibility (compat/): libibverbs.so.1 over libblue.a, and provider stubs
+COMPAT_SRCS := $(filter-out compat/stubs_%.c,$(wildcard compat/*.c))
+COMPAT_OBJS := $(COMPAT_SRCS:%.c=$(B)/obj/%.o)
+COMPAT_LIBS := $(B)/compat/libibverbs.so.1 $(B)/compat/librdmacm.so.1 \
+               $(B)/compat/libmlx5.so.1 $(B)/compat/libefa.so.1
 XDPT_BIN    := $(B)/tests/xdp
 
-.PHONY: all deps test demo bench install clean fuzz fuzz-seeds
+.PHONY: all deps test demo bench install clean fuzz fuzz-seeds compat
 all: $(BPF_OBJS) $(SKELS) $(LIBBLUE_A) $(LIBBLUE_SO) $(LIBLOADER_A) $(TOOLS) \
-     $(if $(UNIT_SRCS),$(UNIT_BIN)) $(if $(XDPT_SRCS),$(XDPT_BIN)) $(TPROGS)
+     $(if $(UNIT_SRCS),$(UNIT_BIN)) $(if $(XDPT_SRCS),$(XDPT_BIN)) $(TPROGS) compat
 
 deps:
 	$(Q)bash scripts/deps.sh
@@ -126,6 +136,23 @@ $(LIBBLUE_SO): $(LIB_OBJS) runtime/libblue.map
 		-Wl,--version-script=runtime/libblue.map -o $@ $(LIB_OBJS) $(LDLIBS)
 	$(Q)ln -sf libblue.so.$(SOVER) $(B)/lib/libblue.so
 
+# The compat library carries libblue inside (static), so it needs nothing but the
+# system libraries: LD_LIBRARY_PATH=$(B)/compat is all an unmodified program needs.
+compat: $(COMPAT_LIBS)
+
+$(B)/compat/libibverbs.so.1: $(COMPAT_OBJS) $(LIBBLUE_A) compat/libibverbs.map
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,libibverbs.so.1 -Wl,-z,defs \
+		-Wl,--version-script=compat/libibverbs.map -o $@ $(COMPAT_OBJS) $(LIBBLUE_A) $(LDLIBS)
+	$(Q)ln -sf libibverbs.so.1 $(B)/compat/libibverbs.so
+
+$(B)/compat/lib%.so.1: $(B)/obj/compat/stubs_%.o compat/lib%.map
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,lib$*.so.1 -Wl,-z,defs \
+		-Wl,--version-script=compat/lib$*.map -o $@ $<
+
 $(LIBLOADER_A): $(LOADER_OBJS)
 	@mkdir -p $(@D)
 	$(call msg,AR,$@)
@@ -141,12 +168,18 @@ $(B)/bin/bluectl: $(BLUECTL_OBJS) $(LIBLOADER_A) $(LIBBLUE_A)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(PERF_BINS): $(B)/bin/blue_%: $(B)/obj/tools/perf/%.o $(PERF_CORE_OBJS) $(LIBBLUE_A)
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
+
 $(LIBTEST_A): $(TLIB_OBJS)
 	@mkdir -p $(@D)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(UNIT_BIN): $(UNIT_OBJS) $(LIBTEST_A) $(LIBBLUE_A)
+# the compat objects too: tests/unit/test_compat_*.c drive the verbs layer in-process
+$(UNIT_BIN): $(UNIT_OBJS) $(LIBTEST_A) $(COMPAT_OBJS) $(LIBBLUE_A)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcriterion

@@ -9,7 +9,7 @@ pkgs=(
   iproute2 iputils-ping netcat-openbsd
   python3 python3-scapy tshark tcpdump iperf3 sockperf
   qemu-system-x86 linux-image-amd64 busybox-static rdma-core ibverbs-utils
-  ibverbs-providers perftest cpio xz-utils kmod
+  ibverbs-providers libibverbs-dev perftest cpio xz-utils kmod
   bpftrace
 )
 missing=()

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libibverbs compatibility: the objects an unmodified ibverbs program holds, each an
+ * rdma-core struct (from <infiniband/verbs.h>, for the ABI) with the libblue object it
+ * stands for. The program's inline calls (ibv_post_send, ibv_poll_cq, verbs_get_ctx_op
+ * dispatch) read the function pointers we put in struct ibv_context and struct
+ * verbs_context, so those must be a real struct verbs_context with sz and abi_compat set.
+ *
+ * Locking: libblue lets one thread drive a context at a time. A verbs program may block
+ * in a TCP read while its peer writes into its memory (perftest's write/read servers),
+ * so a progress thread (progress.c) runs the engine while the application does not;
+ * every entry into libblue takes the context's lock (bv_lock/bv_unlock).
+ *
+ * Lazy open: a libblue context binds the netdev's one AF_XDP queue, which serves one
+ * process, yet ibv_devinfo must work while ib_write_bw serves on the same device. So
+ * ibv_open_device() only reads what the queries answer (blue__netdev_query), and the
+ * libblue context is opened by the first call that needs it: a PD, CQ or completion
+ * channel (everything else hangs off those) - bv_ctx_open().
+ */
+#ifndef BLUE_COMPAT_H
+#define BLUE_COMPAT_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+#include <infiniband/verbs.h>
+
+#include <blue/blue.h>
+#include "runtime/device.h"
+#include "runtime/log.h"
+
+#define BV_EXPORT __attribute__((visibility("default")))
+#define BV_HIDDEN __attribute__((visibility("hidden")))
+
+/* Verbs-side messages go through libblue's logger ("libblue: ...", BLUE_LOG=0 mutes). */
+#define bv_log(...) blue__logf(__VA_ARGS__)
+
+/* Neither Mellanox (0x02c9) nor Amazon (0x1d0f): perftest then takes plain verbs. */
+#define BV_VENDOR_ID		0x0
+#define BV_VENDOR_PART_ID	0x0
+#define BV_MAX_DEVICES		32
+
+/*
+ * Every object of a context is on one of its lists: ibv_close_device() frees what the
+ * program left, as the kernel does for rdma-core (perftest leaves a CQ behind).
+ */
+struct bv_link {
+	struct bv_link *prev, *next;
+};
+
+static inline void bv_list_init(struct bv_link *h) { h->prev = h->next = h; }
+static inline void bv_list_add(struct bv_link *h, struct bv_link *l)
+{
+	l->next = h->next;
+	l->prev = h;
+	h->next->prev = l;
+	h->next = l;
+}
+static inline void bv_list_del(struct bv_link *l)
+{
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+	l->prev = l->next = l;
+}
+
+struct bv_device {
+	struct ibv_device dev;		/* first: the program holds &dev */
+	char ifname[IF_NAMESIZE];
+	uint8_t mac[6];
+	__be64 guid;
+	bool used;
+};
+
+struct bv_context {
+	struct blue_context *bctx;	/* NULL until bv_ctx_open(); under lock */
+	struct blue_netdev_query attrs;	/* what the queries answer; under lock */
+	pthread_mutex_t lock;
+	pthread_t thread;
+	bool thread_started;
+	atomic_bool stop;
+	struct bv_device *bdev;
+	struct bv_link qps, cqs, mrs, pds, chs;	/* under lock */
+	struct verbs_context vctx;	/* last: ibv_context must be the final member */
+};
+
+struct bv_pd {
+	struct ibv_pd pd;
+	struct bv_link link;
+	struct blue_pd *bpd;
+};
+
+struct bv_mr {
+	struct ibv_mr mr;
+	struct bv_link link;
+	struct blue_mr *bmr;
+};
+
+struct bv_channel {
+	struct ibv_comp_channel ch;
+	struct bv_link link;
+	struct blue_comp_channel *bch;
+};
+
+#define BV_CQ_BATCH 32
+
+struct bv_cq {
+	struct ibv_cq_ex cq;		/* ibv_cq is its prefix (ibv_cq_ex_to_cq is a cast) */
+	struct bv_link link;
+	struct blue_cq *bcq;
+	/* the extended poll: a batch polled at start_poll, served one by one */
+	struct blue_wc wc[BV_CQ_BATCH];
+	int nwc, cur;
+};
+
+/* One work request of an ibv_wr_start()..ibv_wr_complete() batch. */
+struct bv_wr {
+	struct blue_send_wr wr;
+	uint32_t sge_off;		/* into bv_qp.sges: pointers are fixed at complete */
+	uint32_t nsge;
+	uint32_t inl_off;		/* into bv_qp.inl, when inline */
+	uint32_t inl_len;
+	bool inl;
+};
+
+struct bv_qp {
+	struct ibv_qp_ex qpx;		/* ibv_qp is its prefix */
+	struct bv_link link;
+	struct blue_qp *bqp;
+	bool ex;			/* created with send_ops_flags */
+	/* wr builder state, reset by wr_start */
+	struct bv_wr *wrs;
+	uint32_t nwr, cap_wr;
+	struct blue_sge *sges;
+	uint32_t nsges, cap_sges;
+	uint8_t *inl;			/* inline bytes, copied when the program gives them */
+	uint32_t ninl, cap_inl;
+	int wr_err;			/* the batch's first error, returned by wr_complete */
+};
+
+static inline struct bv_context *bv_ctx(struct ibv_context *c)
+{
+	return (struct bv_context *)((char *)c - __builtin_offsetof(struct bv_context,
+								     vctx.context));
+}
+static inline struct bv_pd *bv_pd(struct ibv_pd *p) { return (struct bv_pd *)p; }
+static inline struct bv_cq *bv_cq(struct ibv_cq *c) { return (struct bv_cq *)c; }
+static inline struct bv_qp *bv_qp(struct ibv_qp *q) { return (struct bv_qp *)q; }
+
+static inline void bv_lock(struct bv_context *c) { pthread_mutex_lock(&c->lock); }
+static inline void bv_unlock(struct bv_context *c) { pthread_mutex_unlock(&c->lock); }
+
+/* progress.c */
+uint64_t bv_now_ns(void) BV_HIDDEN;
+int bv_progress_start(struct bv_context *c) BV_HIDDEN;
+void bv_progress_stop(struct bv_context *c) BV_HIDDEN;
+/*
+ * bv_doorbell() - send what was just posted: one engine pass. An RNIC's post rings a
+ * doorbell and the packets leave; libblue's post only queues the WQE for the next pass,
+ * and a verbs program may not poll for a while (ib_write_lat spins on memory).
+ * Locking: with the context lock held.
+ */
+void bv_doorbell(struct bv_context *c) BV_HIDDEN;
+
+/* device.c */
+struct bv_device *bv_device_find(const char *name) BV_HIDDEN;
+/*
+ * bv_context_wrap() - the verbs context of an open libblue context (ibv_open_device's
+ * second half; unit tests wrap contexts over the loopback HAL with it). @d must outlive
+ * it. ibv_close_device() closes @bctx too.
+ */
+struct ibv_context *bv_context_wrap(struct blue_context *bctx, struct bv_device *d) BV_HIDDEN;
+
+/*
+ * bv_ctx_open() - the libblue context, opened now if it is not yet (see "Lazy open").
+ * Locking: with the context lock held.
+ * Return: 0, or an errno after libblue's message saying why.
+ */
+int bv_ctx_open(struct bv_context *c) BV_HIDDEN;
+
+/* ops tables filled at open */
+void bv_query_init_ops(struct bv_context *c) BV_HIDDEN;
+void bv_cq_init_ops(struct bv_context *c) BV_HIDDEN;
+void bv_qp_init_ops(struct bv_context *c) BV_HIDDEN;
+void bv_qp_ex_init(struct bv_qp *q) BV_HIDDEN;
+
+/* mr_pd.c: ibv access flags -> blue's (0, or -errno after a message) */
+int bv_access(int ibv_access, const char *who) BV_HIDDEN;
+
+/* An errno for a positive-errno return, as rdma-core's calls set both. */
+static inline int bv_ret(int err)
+{
+	if (err)
+		errno = err;
+	return err;
+}
+
+#endif /* BLUE_COMPAT_H */

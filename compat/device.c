@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Devices: every netdev of this network namespace that blue is attached to is one
+ * verbs device named after the netdev (`bluectl attach veth0` makes device "veth0").
+ * Its node GUID is the MAC's EUI-64, as rxe derives it. Opening a device reads its
+ * attributes and fills a struct verbs_context whose ops reach libblue; libblue itself is
+ * opened on the netdev by the first object that needs it (compat.h, "Lazy open").
+ */
+#include <dirent.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <blue/pins.h>
+
+#include "compat/compat.h"
+
+static struct bv_device devices[BV_MAX_DEVICES];
+static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int netdev_mac(const char *ifname, uint8_t mac[6])
+{
+	struct ifreq ifr;
+	int fd, err = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
+		err = -errno;
+	else
+		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+	close(fd);
+	return err;
+}
+
+/*
+ * Blue is attached to @ifname here when the pinned program is the XDP program on this
+ * namespace's netdev of that name: the pins are keyed by name only, and bpffs is shared
+ * by every namespace (the same test blue_open_device() makes, without its messages).
+ */
+static bool blue_attached(const char *ifname)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	char path[512];
+	unsigned int ifindex;
+	int fd, err;
+
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex)
+		return false;
+	snprintf(path, sizeof(path), "%s/%s/%s", BLUE_PIN_ROOT, ifname, BLUE_PIN_PROG);
+	fd = bpf_obj_get(path);
+	if (fd < 0)
+		return false;
+	memset(&info, 0, sizeof(info));
+	err = bpf_obj_get_info_by_fd(fd, &info, &len);
+	close(fd);
+	if (err || bpf_xdp_query((int)ifindex, 0, &q))
+		return false;
+	return q.prog_id == info.id || q.drv_prog_id == info.id || q.skb_prog_id == info.id;
+}
+
+static struct bv_device *device_slot(const char *ifname)
+{
+	struct bv_device *free_slot = NULL;
+	int i;
+
+	for (i = 0; i < BV_MAX_DEVICES; i++) {
+		if (devices[i].used && !strcmp(devices[i].ifname, ifname))
+			return &devices[i];
+		if (!devices[i].used && !free_slot)
+			free_slot = &devices[i];
+	}
+	return free_slot;
+}
+
+/* Fill @d for @ifname (its MAC may have changed since the last scan). */
+static void device_fill(struct bv_device *d, const char *ifname, const uint8_t mac[6])
+{
+	uint8_t g[8] = { mac[0] ^ 0x02, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5] };
+
+	if (!d->used) {
+		memset(d, 0, sizeof(*d));
+		snprintf(d->ifname, sizeof(d->ifname), "%s", ifname);
+		d->dev.node_type = IBV_NODE_CA;
+		d->dev.transport_type = IBV_TRANSPORT_IB;
+		snprintf(d->dev.name, sizeof(d->dev.name), "%s", ifname);
+		snprintf(d->dev.dev_name, sizeof(d->dev.dev_name), "uverbs_blue_%s", ifname);
+		snprintf(d->dev.dev_path, sizeof(d->dev.dev_path),
+			 "/sys/class/infiniband_verbs/uverbs_blue_%s", ifname);
+		snprintf(d->dev.ibdev_path, sizeof(d->dev.ibdev_path),
+			 "/sys/class/infiniband/%s", ifname);
+		d->used = true;
+	}
+	memcpy(d->mac, mac, 6);
+	memcpy(&d->guid, g, 8);	/* already in network order */
+}
+
+struct bv_device *bv_device_find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < BV_MAX_DEVICES; i++)
+		if (devices[i].used && !strcmp(devices[i].dev.name, name))
+			return &devices[i];
+	return NULL;
+}
+
+#undef ibv_get_device_list
+BV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
+{
+	struct ibv_device **list;
+	struct dirent *de;
+	int n = 0, cap = BV_MAX_DEVICES;
+	uint8_t mac[6];
+	DIR *dir;
+
+	list = calloc((size_t)cap + 1, sizeof(*list));
+	if (!list) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	dir = opendir(BLUE_PIN_ROOT);
+	pthread_mutex_lock(&devices_lock);
+	while (dir && (de = readdir(dir)) && n < cap) {
+		struct bv_device *d;
+
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= IF_NAMESIZE)
+			continue;
+		if (!blue_attached(de->d_name) || netdev_mac(de->d_name, mac))
+			continue;
+		d = device_slot(de->d_name);
+		if (!d)
+			break;
+		device_fill(d, de->d_name, mac);
+		list[n++] = &d->dev;
+	}
+	pthread_mutex_unlock(&devices_lock);
+	if (dir)
+		closedir(dir);
+	if (!n)
+		bv_log("no blue device: no netdev of this network namespace has blue attached "
+		       "(bluectl attach IFNAME; under `ip netns exec` %s is hidden, use "
+		       "nsenter --net=...)", BLUE_PIN_ROOT);
+	if (num_devices)
+		*num_devices = n;
+	return list;
+}
+
+BV_EXPORT void ibv_free_device_list(struct ibv_device **list)
+{
+	/* the devices themselves live on: an open context still points at its device */
+	free(list);
+}
+
+BV_EXPORT const char *ibv_get_device_name(struct ibv_device *device)
+{
+	if (!device) {
+		errno = EINVAL;
+		return NULL;
+	}
+	return device->name;
+}
+
+BV_EXPORT __be64 ibv_get_device_guid(struct ibv_device *device)
+{
+	if (!device) {
+		errno = EINVAL;
+		return 0;
+	}
+	return ((struct bv_device *)device)->guid;
+}
+
+BV_EXPORT int ibv_get_device_index(struct ibv_device *device)
+{
+	struct bv_device *d = (struct bv_device *)device;
+
+	if (!d)
+		return -1;
+	return (int)if_nametoindex(d->ifname) ?: -1;
+}
+
+/* The answers of an open libblue context to the queries. */
+static void attrs_of(struct blue_context *bctx, struct blue_netdev_query *q)
+{
+	int i;
+
+	memset(q, 0, sizeof(*q));
+	(void)blue_query_device(bctx, &q->dev);
+	(void)blue_query_port(bctx, 1, &q->port);
+	for (i = 0; i < BLUE_GID_TBL_LEN; i++)
+		(void)blue_query_gid(bctx, 1, i, &q->gid[i]);
+}
+
+/* A verbs context on @d; @bctx may be NULL (opened later by bv_ctx_open). */
+static struct bv_context *context_new(struct blue_context *bctx, struct bv_device *d)
+{
+	struct bv_context *c;
+	struct ibv_context *ctx;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->bctx = bctx;
+	c->bdev = d;
+	pthread_mutex_init(&c->lock, NULL);
+	bv_list_init(&c->qps);
+	bv_list_init(&c->cqs);
+	bv_list_init(&c->mrs);
+	bv_list_init(&c->pds);
+	bv_list_init(&c->chs);
+	ctx = &c->vctx.context;
+	ctx->device = &d->dev;
+	ctx->cmd_fd = -1;
+	ctx->async_fd = eventfd(0, EFD_CLOEXEC);	/* blue raises no async events yet */
+	ctx->num_comp_vectors = 1;
+	pthread_mutex_init(&ctx->mutex, NULL);
+	/* what makes the program's verbs_get_ctx_op() find the ops below */
+	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
+	c->vctx.sz = sizeof(c->vctx);
+	bv_query_init_ops(c);
+	bv_cq_init_ops(c);
+	bv_qp_init_ops(c);
+	return c;
+}
+
+struct ibv_context *bv_context_wrap(struct blue_context *bctx, struct bv_device *d)
+{
+	struct bv_context *c = context_new(bctx, d);
+
+	if (!c)
+		return NULL;
+	attrs_of(bctx, &c->attrs);
+	return &c->vctx.context;
+}
+
+BV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
+{
+	struct bv_device *d = (struct bv_device *)device;
+	struct blue_netdev_query q;
+	struct bv_context *c;
+	int err;
+
+	if (!d || !d->used) {
+		bv_log("ibv_open_device: device is not one of ibv_get_device_list()'s");
+		errno = EINVAL;
+		return NULL;
+	}
+	err = blue__netdev_query(d->ifname, &q);	/* says why on failure */
+	if (err) {
+		errno = -err;
+		return NULL;
+	}
+	c = context_new(NULL, d);
+	if (!c)
+		return NULL;
+	c->attrs = q;
+	return &c->vctx.context;
+}
+
+int bv_ctx_open(struct bv_context *c)
+{
+	enum blue_mtu said = c->attrs.port.active_mtu;
+	struct blue_context *bctx;
+
+	if (c->bctx)
+		return 0;
+	bctx = blue_open_device(c->bdev->ifname);	/* says why on failure */
+	if (!bctx)
+		return errno ?: EIO;
+	attrs_of(bctx, &c->attrs);
+	/* only a kernel without AF_XDP multi-buffer makes them differ (blue__netdev_query) */
+	if (c->attrs.port.active_mtu != said)
+		bv_log("%s: the port's active MTU is %d, not the %d ibv_query_port() said "
+		       "before the device opened; ask for the smaller path MTU",
+		       c->bdev->ifname, blue_mtu_bytes(c->attrs.port.active_mtu),
+		       blue_mtu_bytes(said));
+	c->bctx = bctx;
+	return 0;
+}
+
+#define bv_first(head, type) \
+	((type *)((char *)(head)->next - __builtin_offsetof(type, link)))
+
+/*
+ * What the program did not destroy, in dependency order (QPs hold CQs and PDs, MRs hold
+ * PDs, CQs hold channels). rdma-core leaves this to the kernel; here it is ours.
+ */
+static void free_leftovers(struct bv_context *c)
+{
+	while (c->qps.next != &c->qps)
+		if (ibv_destroy_qp(&bv_first(&c->qps, struct bv_qp)->qpx.qp_base))
+			break;
+	while (c->mrs.next != &c->mrs)
+		if (ibv_dereg_mr(&bv_first(&c->mrs, struct bv_mr)->mr))
+			break;
+	while (c->cqs.next != &c->cqs)
+		if (ibv_destroy_cq(ibv_cq_ex_to_cq(&bv_first(&c->cqs, struct bv_cq)->cq)))
+			break;
+	while (c->chs.next != &c->chs)
+		if (ibv_destroy_comp_channel(&bv_first(&c->chs, struct bv_channel)->ch))
+			break;
+	while (c->pds.next != &c->pds)
+		if (ibv_dealloc_pd(&bv_first(&c->pds, struct bv_pd)->pd))
+			break;
+}
+
+BV_EXPORT int ibv_close_device(struct ibv_context *context)
+{
+	struct bv_context *c;
+	int err;
+
+	if (!context)
+		return bv_ret(EINVAL);
+	c = bv_ctx(context);
+	bv_progress_stop(c);
+	free_leftovers(c);
+	err = c->bctx ? blue_close_device(c->bctx) : 0;	/* none: queries only */
+	if (err)
+		return bv_ret(err);
+	if (context->async_fd >= 0)
+		close(context->async_fd);
+	pthread_mutex_destroy(&context->mutex);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+	return 0;
+}

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/* Protection domains and memory regions over blue_alloc_pd() and blue_reg_mr(). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compat/compat.h"
+
+BV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
+{
+	struct bv_context *c;
+	struct bv_pd *p;
+	int err;
+
+	if (!context) {
+		bv_log("ibv_alloc_pd: context is NULL");
+		errno = EINVAL;
+		return NULL;
+	}
+	c = bv_ctx(context);
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	bv_lock(c);
+	err = bv_ctx_open(c);
+	if (err)
+		errno = err;
+	p->bpd = err ? NULL : blue_alloc_pd(c->bctx);
+	if (p->bpd)
+		bv_list_add(&c->pds, &p->link);
+	bv_unlock(c);
+	if (!p->bpd) {
+		int err = errno;
+
+		free(p);
+		errno = err;
+		return NULL;
+	}
+	p->pd.context = context;
+	return &p->pd;
+}
+
+BV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
+{
+	struct bv_context *c;
+	int err;
+
+	if (!pd) {
+		bv_log("ibv_dealloc_pd: pd is NULL");
+		return bv_ret(EINVAL);
+	}
+	c = bv_ctx(pd->context);
+	bv_lock(c);
+	err = blue_dealloc_pd(bv_pd(pd)->bpd);
+	if (!err)
+		bv_list_del(&bv_pd(pd)->link);
+	bv_unlock(c);
+	if (err)
+		return bv_ret(err);
+	free(bv_pd(pd));
+	return 0;
+}
+
+/*
+ * ibv access flags to blue's. The first four bits are the same. Memory windows do not
+ * exist here, so MW_BIND grants nothing and is dropped, as are the hints (HUGETLB and the
+ * optional range, e.g. RELAXED_ORDERING, which a device may ignore by definition).
+ * Zero-based and on-demand regions change what an address means: refused.
+ */
+int bv_access(int ibv_access, const char *who)
+{
+	unsigned int a = (unsigned int)ibv_access;
+	unsigned int known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+	a &= ~(unsigned int)(IBV_ACCESS_MW_BIND | IBV_ACCESS_HUGETLB |
+			     IBV_ACCESS_OPTIONAL_RANGE);
+	if (a & ~known) {
+		bv_log("%s: access flags 0x%x are not supported (zero-based, on-demand and "
+		       "the like); blue takes LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, "
+		       "REMOTE_ATOMIC", who, a & ~known);
+		return -EOPNOTSUPP;
+	}
+	return (int)a;
+}
+
+BV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
+					  uint64_t iova, unsigned int access)
+{
+	struct bv_context *c;
+	struct bv_mr *m;
+	int a;
+
+	if (!pd) {
+		bv_log("ibv_reg_mr: pd is NULL");
+		errno = EINVAL;
+		return NULL;
+	}
+	if (iova != (uintptr_t)addr) {
+		bv_log("ibv_reg_mr_iova: iova 0x%llx differs from addr %p: blue addresses "
+		       "remote memory by virtual address only", (unsigned long long)iova, addr);
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	a = bv_access((int)access, "ibv_reg_mr");
+	if (a < 0) {
+		errno = -a;
+		return NULL;
+	}
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	c = bv_ctx(pd->context);
+	bv_lock(c);
+	m->bmr = blue_reg_mr(bv_pd(pd)->bpd, addr, length, (unsigned int)a);
+	if (m->bmr)
+		bv_list_add(&c->mrs, &m->link);
+	bv_unlock(c);
+	if (!m->bmr) {
+		int err = errno;
+
+		free(m);
+		errno = err;
+		return NULL;
+	}
+	m->mr.context = pd->context;
+	m->mr.pd = pd;
+	m->mr.addr = addr;
+	m->mr.length = length;
+	m->mr.lkey = m->bmr->lkey;
+	m->mr.rkey = m->bmr->rkey;
+	return &m->mr;
+}
+
+#undef ibv_reg_mr
+BV_EXPORT struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length, int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, (uintptr_t)addr, (unsigned int)access);
+}
+
+#undef ibv_reg_mr_iova
+BV_EXPORT struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
+					 uint64_t iova, int access)
+{
+	return ibv_reg_mr_iova2(pd, addr, length, iova, (unsigned int)access);
+}
+
+BV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, size_t length,
+					   uint64_t iova, int fd, int access)
+{
+	(void)pd; (void)offset; (void)length; (void)iova; (void)fd; (void)access;
+	bv_log("ibv_reg_dmabuf_mr: dma-buf memory is not supported");
+	errno = EOPNOTSUPP;
+	return NULL;
+}
+
+BV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
+			   size_t length, int access)
+{
+	(void)mr; (void)flags; (void)pd; (void)addr; (void)length; (void)access;
+	bv_log("ibv_rereg_mr: not supported; deregister and register again");
+	errno = EOPNOTSUPP;
+	return IBV_REREG_MR_ERR_INPUT;
+}
+
+BV_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
+{
+	struct bv_context *c;
+	struct bv_mr *m = (struct bv_mr *)mr;
+	int err;
+
+	if (!mr) {
+		bv_log("ibv_dereg_mr: mr is NULL");
+		return bv_ret(EINVAL);
+	}
+	c = bv_ctx(mr->context);
+	bv_lock(c);
+	err = blue_dereg_mr(m->bmr);
+	if (!err)
+		bv_list_del(&m->link);
+	bv_unlock(c);
+	if (err)
+		return bv_ret(err);
+	free(m);
+	return 0;
+}

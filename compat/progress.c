@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The progress thread. libblue's engine runs only when someone calls in (ARCHITECTURE.md
+ * "Progress"), and a verbs program need not: perftest's RDMA WRITE and READ servers sit
+ * in a TCP read while the client's requests arrive, and ib_write_lat spins on memory
+ * between its polls; rxe, a kernel driver, answers them anyway. So one thread per
+ * context runs the engine while it has work, and otherwise sleeps in poll() on the
+ * AF_XDP socket, which wakes it for the next frame (bounded by BV_IDLE_MS, so timers
+ * fire). It never waits for the context lock: when the application holds it, the
+ * application is in libblue (polling its CQ drives the engine), and the thread naps
+ * BV_NAP_US instead of queueing behind it. An earlier version stood back for a while
+ * whenever the application had polled often; ib_write_lat, which polls for its send
+ * completion and then spins on memory for the peer's WRITE, paid that while per message.
+ *
+ * BLUE_PROGRESS_RT=1 runs the thread at the lowest real-time priority (where allowed),
+ * as a kernel driver's receive path runs in softirq ahead of any process: on a machine
+ * with fewer cores than spinning threads (a program that spins on memory, like
+ * ib_write_lat, on each end of a 2-core box) a woken thread may otherwise wait a
+ * scheduler slice for a CPU (seen here: poll() returning 5 ms after its 1 ms timeout).
+ * Off by default: the preemptions cost the busy-polling programs more than it saves
+ * on this machine.
+ */
+#include <poll.h>
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+#include <sys/prctl.h>
+
+#include "compat/compat.h"
+#include "runtime/device.h"
+#include "runtime/log.h"
+#include "runtime/progress.h"
+
+#define BV_NAP_US	20	/* the nap when the application is in libblue */
+#define BV_IDLE_MS	1	/* the longest sleep with nothing to do (timer granularity) */
+
+uint64_t bv_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void bv_doorbell(struct bv_context *c)
+{
+	(void)blue__progress(c->bctx);
+}
+
+static void *progress_main(void *arg)
+{
+	struct bv_context *c = arg;
+	struct timespec nap = { 0, BV_NAP_US * 1000L };
+	struct pollfd pfd = { .events = POLLIN };
+	int n;
+
+	pfd.fd = blue_hal_sock_fd(c->bctx->sock);
+	if (blue__env_flag("BLUE_PROGRESS_RT", false)) {
+		struct sched_param sp = { .sched_priority = 1 };
+
+		/* EPERM without CAP_SYS_NICE: then the normal priority it is */
+		(void)pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	}
+	/* the default 50 us timer slack would triple every nap */
+	(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+	while (!atomic_load(&c->stop)) {
+		if (pthread_mutex_trylock(&c->lock)) {
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		n = blue__progress(c->bctx);
+		bv_unlock(c);
+		if (n > 0)
+			continue;
+		if (pfd.fd < 0 || poll(&pfd, 1, BV_IDLE_MS) < 0)
+			nanosleep(&nap, NULL);
+	}
+	return NULL;
+}
+
+int bv_progress_start(struct bv_context *c)
+{
+	int err;
+
+	if (c->thread_started)
+		return 0;
+	atomic_store(&c->stop, false);
+	err = pthread_create(&c->thread, NULL, progress_main, c);
+	if (err) {
+		bv_log("cannot start the progress thread for %s: %s",
+		       c->bdev->ifname, strerror(err));
+		return err;
+	}
+	c->thread_started = true;
+	return 0;
+}
+
+void bv_progress_stop(struct bv_context *c)
+{
+	if (!c->thread_started)
+		return;
+	atomic_store(&c->stop, true);
+	pthread_join(c->thread, NULL);
+	c->thread_started = false;
+}

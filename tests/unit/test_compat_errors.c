@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The compatibility layer's answers to what blue does not support and to bad
+ * arguments: NULL or an error with errno, never a crash; and the queries programs
+ * (ibv_devinfo, perftest) read: vendor, port, GID table and types, P_Key.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/test_compat_fx.h"
+
+/* rdma-core's private declaration (driver.h); IBVERBS_PRIVATE_34 */
+int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num, unsigned int index,
+		       int *type);
+
+static void quiet(void)
+{
+	setenv("BLUE_LOG", "0", 1);
+}
+
+Test(compat_errors, queries, .init = quiet)
+{
+	struct cx_fx fx;
+	struct ibv_device_attr da;
+	struct ibv_device_attr_ex dx;
+	struct ibv_port_attr pa;
+	struct ibv_gid_entry ge;
+	union ibv_gid gid;
+	__be16 pkey;
+	int type = -1;
+
+	cx_init_noqp(&fx);
+	cr_assert_eq(ibv_query_device(fx.a.ctx, &da), 0);
+	/* perftest takes mlx5dv/efadv only on Mellanox (0x2c9) or Amazon (0x1d0f) */
+	cr_assert_neq(da.vendor_id, 0x2c9);
+	cr_assert_neq(da.vendor_id, 0x1d0f);
+	cr_assert_eq(da.phys_port_cnt, 1);
+	cr_assert_eq(da.atomic_cap, IBV_ATOMIC_HCA);
+	cr_assert_eq(ibv_query_device_ex(fx.a.ctx, NULL, &dx), 0);
+	cr_assert_eq(dx.orig_attr.max_qp_wr, da.max_qp_wr);
+	cr_assert_eq(ibv_query_port(fx.a.ctx, 1, &pa), 0);	/* verbs_context op */
+	cr_assert_eq(pa.state, IBV_PORT_ACTIVE);
+	cr_assert_eq(pa.link_layer, IBV_LINK_LAYER_ETHERNET);
+	cr_assert_eq(pa.gid_tbl_len, 2);
+	cr_assert_eq(pa.active_mtu, IBV_MTU_1024);
+	cr_assert_neq(ibv_query_port(fx.a.ctx, 2, &pa), 0);
+	/* index 1: ::ffff:10.201.12.1, RoCE v2 */
+	cr_assert_eq(ibv_query_gid(fx.a.ctx, 1, 1, &gid), 0);
+	cr_assert_eq(gid.raw[10], 0xff);
+	cr_assert_eq(gid.raw[11], 0xff);
+	cr_assert_eq(memcmp(gid.raw + 12, &fx.a.ip, 4), 0);
+	cr_assert_eq(ibv_query_gid_type(fx.a.ctx, 1, 1, &type), 0);
+	cr_assert_eq(type, 1, "RoCE v2 (IBV_GID_TYPE_SYSFS_ROCE_V2)");
+	cr_assert_eq(ibv_query_gid_ex(fx.a.ctx, 1, 1, &ge, 0), 0);
+	cr_assert_eq(ge.gid_type, IBV_GID_TYPE_ROCE_V2);
+	cr_assert_eq(memcmp(ge.gid.raw, gid.raw, 16), 0);
+	/* index 0: fe80:: from the MAC, RoCE v1 as rxe lists it */
+	cr_assert_eq(ibv_query_gid(fx.a.ctx, 1, 0, &gid), 0);
+	cr_assert_eq(gid.raw[0], 0xfe);
+	cr_assert_eq(gid.raw[1], 0x80);
+	cr_assert_eq(ibv_query_gid_type(fx.a.ctx, 1, 0, &type), 0);
+	cr_assert_eq(type, 0);
+	errno = 0;
+	cr_assert_eq(ibv_query_gid(fx.a.ctx, 1, 2, &gid), -1);
+	cr_assert_eq(errno, EINVAL);
+	cr_assert_neq(ibv_query_gid_ex(fx.a.ctx, 1, 2, &ge, 0), 0);
+	cr_assert_eq(ibv_query_pkey(fx.a.ctx, 1, 0, &pkey), 0);
+	cr_assert_eq(ntohs(pkey), 0xffff);
+	cr_assert_eq(ibv_query_pkey(fx.a.ctx, 1, 1, &pkey), -1);
+	cx_fini(&fx);
+}
+
+Test(compat_errors, unsupported_objects, .init = quiet)
+{
+	struct cx_fx fx;
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
+	struct ibv_qp_init_attr qa = {
+		.qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 16, .wc_flags = IBV_WC_EX_WITH_COMPLETION_TIMESTAMP,
+	};
+	uint8_t buf[64];
+
+	cx_init_noqp(&fx);
+	errno = 0;
+	cr_assert_null(ibv_create_srq(fx.a.pd, &sa));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	errno = 0;
+	cr_assert_null(ibv_create_ah(fx.a.pd, &aa));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	qa.send_cq = qa.recv_cq = ibv_cq_ex_to_cq(fx.a.cq);
+	errno = 0;
+	cr_assert_null(ibv_create_qp(fx.a.pd, &qa), "UD");
+	cr_assert_eq(errno, EOPNOTSUPP);
+	errno = 0;
+	cr_assert_null(ibv_create_cq_ex(fx.a.ctx, &ca), "timestamps");
+	cr_assert_eq(errno, EOPNOTSUPP);
+	errno = 0;
+	cr_assert_null(ibv_reg_mr(fx.a.pd, buf, sizeof(buf), IBV_ACCESS_ON_DEMAND));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	errno = 0;
+	cr_assert_null(ibv_reg_mr_iova(fx.a.pd, buf, sizeof(buf), 0x1000, 0));
+	cr_assert_eq(errno, EOPNOTSUPP);
+	cr_assert_eq(ibv_resize_cq(ibv_cq_ex_to_cq(fx.a.cq), 512), EOPNOTSUPP);
+	cr_assert_eq(ibv_attach_mcast(NULL, NULL, 0), EOPNOTSUPP);
+	cr_assert_null(ibv_alloc_mw(fx.a.pd, IBV_MW_TYPE_1), "no verbs_context op");
+	cr_assert_eq(errno, EOPNOTSUPP);
+	cx_fini(&fx);
+}
+
+Test(compat_errors, bad_arguments, .init = quiet)
+{
+	struct cx_fx fx;
+	struct ibv_qp_attr a;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr, *bad = NULL;
+	struct ibv_qp_ex *x;
+
+	cx_init(&fx, IBV_QP_EX_WITH_SEND);
+	errno = 0;
+	cr_assert_null(ibv_alloc_pd(NULL));
+	cr_assert_eq(errno, EINVAL);
+	cr_assert_null(ibv_create_cq(fx.a.ctx, 0, NULL, NULL, 0), "cqe 0");
+	cr_assert_null(ibv_create_cq(fx.a.ctx, 16, NULL, NULL, 5), "comp_vector 5");
+	cr_assert_eq(ibv_dealloc_pd(NULL), EINVAL);
+
+	/* RoCE needs the GRH: is_global 0 (ibv_rc_pingpong without -g) is refused */
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.ah_attr.is_global = 0;
+	cr_assert_eq(ibv_modify_qp(fx.a.qp, &a, IBV_QP_STATE | IBV_QP_AV), EINVAL);
+	cr_assert_eq(ibv_modify_qp(fx.a.qp, &a, IBV_QP_QKEY), EINVAL, "Q_Key is UD's");
+
+	/* an opcode blue lacks: nothing posted, bad_wr names it */
+	memset(&wr, 0, sizeof(wr));
+	sge = (struct ibv_sge){ (uintptr_t)fx.a.buf, 8, fx.a.mr->lkey };
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_LOCAL_INV;
+	cr_assert_eq(ibv_post_send(fx.a.qp, &wr, &bad), EOPNOTSUPP);
+	cr_assert_eq(bad, &wr);
+
+	/* a builder blue lacks fails the batch at wr_complete */
+	x = ibv_qp_to_qp_ex(fx.a.qp);
+	cr_assert_not_null(x);
+	ibv_wr_start(x);
+	ibv_wr_send_inv(x, 0x1234);
+	cr_assert_eq(ibv_wr_complete(x), EOPNOTSUPP);
+	/* a setter before any opcode */
+	ibv_wr_start(x);
+	ibv_wr_set_sge(x, fx.a.mr->lkey, (uintptr_t)fx.a.buf, 8);
+	cr_assert_eq(ibv_wr_complete(x), EINVAL);
+	/* wr_abort drops the batch: completing it afterwards posts nothing */
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, fx.a.mr->lkey, (uintptr_t)fx.a.buf, 8);
+	ibv_wr_abort(x);
+	cr_assert_eq(ibv_wr_complete(x), 0);
+	cx_fini(&fx);
+}
+
+Test(compat_errors, names)
+{
+	cr_assert_str_eq(ibv_wc_status_str(IBV_WC_SUCCESS), "success");
+	cr_assert_str_eq(ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR),
+			 "transport retry counter exceeded");
+	cr_assert_str_eq(ibv_wc_status_str((enum ibv_wc_status)999), "unknown");
+	cr_assert_str_eq(ibv_port_state_str(IBV_PORT_ACTIVE), "PORT_ACTIVE");
+	cr_assert_str_eq(ibv_node_type_str(IBV_NODE_CA), "InfiniBand channel adapter");
+	cr_assert_str_eq(ibv_event_type_str(IBV_EVENT_PORT_ACTIVE), "port active");
+	cr_assert_eq(ibv_fork_init(), 0);
+}
