@@ -8,8 +8,20 @@
  *                     --src-ip A --dst-ip A [--duration S]
  *   hal_rate udp-recv --bind A --port P [--duration S]
  *   hal_rate udp-send --dst-ip A --port P --size BYTES [--duration S]
+ *   hal_rate xsk-pong IFNAME --qpn Q --peer-qpn P --size BYTES --src-mac M --dst-mac M
+ *                     --src-ip A --dst-ip A [--duration S]
+ *   hal_rate xsk-ping IFNAME (the same) --iters N
  *
- * --size is the Ethernet frame length (without FCS). RoCE frames are rounded down to
+ * xsk-ping/xsk-pong: the raw AF_XDP round trip, the floor under any RDMA latency over
+ * this HAL: blue attached on both ends, each side's socket steered by its own QPN, one
+ * frame in flight, both sides busy-polling. The pinger sends a frame to the peer's QPN
+ * and spins until the answer arrives; the ponger answers every frame with one of the
+ * same size. The pinger reports "RESULT iters N rtt_p50_us ... rtt_p99_us ... rtt_avg_us
+ * ... rtt_min_us ..." (round trips); both report "cpu_cores C" (utime + stime over wall
+ * time, /proc/self/stat).
+ *
+ * --size is the Ethernet frame length (without FCS), up to the HAL's frame size (4096;
+ * beyond 1514 the link MTU must carry it). RoCE frames are rounded down to
  * 58 + a multiple of 4 bytes (Eth+IPv4+UDP+BTH+ICRC plus 4-byte aligned payload); the
  * UDP sender is given the same frame length. Senders run for the duration; receivers
  * print READY, then count from their first frame until 500 ms pass without one (or
@@ -29,11 +41,13 @@
 #define IDLE_NS		(500ull * 1000000ull)
 #define ROCE_OVERHEAD	(14 + 20 + 8 + 12 + 4)
 #define UDP_OVERHEAD	(14 + 20 + 8)
+#define MAX_FRAME	4096	/* the HAL's default frame size, no headroom */
+#define PONG_IDLE_NS	(1000ull * 1000000ull)
 
 struct opts {
 	const char *role;
 	const char *ifname;
-	uint32_t qpn, size, duration, port;
+	uint32_t qpn, peer_qpn, size, duration, port, iters;
 	uint32_t src_ip, dst_ip, bind_ip;
 	uint8_t src_mac[6], dst_mac[6];
 };
@@ -45,7 +59,10 @@ static void usage(void)
 		"       hal_rate xsk-send IFNAME --qpn Q --size B --src-mac M --dst-mac M "
 		"--src-ip A --dst-ip A [--duration S]\n"
 		"       hal_rate udp-recv --bind A --port P [--duration S]\n"
-		"       hal_rate udp-send --dst-ip A --port P --size B [--duration S]\n");
+		"       hal_rate udp-send --dst-ip A --port P --size B [--duration S]\n"
+		"       hal_rate xsk-pong IFNAME --qpn Q --peer-qpn P --size B --src-mac M "
+		"--dst-mac M --src-ip A --dst-ip A [--duration S]\n"
+		"       hal_rate xsk-ping IFNAME (as xsk-pong) --iters N\n");
 	exit(2);
 }
 
@@ -61,6 +78,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		{ "src-ip", required_argument, NULL, 's' },
 		{ "dst-ip", required_argument, NULL, 'd' },
 		{ "bind", required_argument, NULL, 'b' },
+		{ "peer-qpn", required_argument, NULL, 'P' },
+		{ "iters", required_argument, NULL, 'n' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, bad = 0;
@@ -82,6 +101,8 @@ static void parse(int argc, char **argv, struct opts *o)
 		case 's': bad |= xt_parse_ip(optarg, &o->src_ip); break;
 		case 'd': bad |= xt_parse_ip(optarg, &o->dst_ip); break;
 		case 'b': bad |= xt_parse_ip(optarg, &o->bind_ip); break;
+		case 'P': bad |= xt_parse_u32(optarg, &o->peer_qpn); break;
+		case 'n': bad |= xt_parse_u32(optarg, &o->iters); break;
 		default: usage();
 		}
 	}
@@ -101,6 +122,27 @@ static void report(uint64_t frames, uint64_t t0, uint64_t t1)
 
 /* --- AF_XDP ------------------------------------------------------------------- */
 
+/* utime + stime of this process, /proc/self/stat */
+static double cpu_s(void)
+{
+	unsigned long long ut = 0, st = 0;
+	char buf[1024], *p;
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+			 &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+
 static int xsk_recv(const struct opts *o)
 {
 	struct blue_afxdp_config cfg = { .ifname = o->ifname };
@@ -108,8 +150,9 @@ static int xsk_recv(const struct opts *o)
 	struct blue_hal_stats st;
 	struct blue_hal_sock *s;
 	struct blue_qp_ctx *tbl;
-	uint64_t frames = 0, wrong = 0, t0 = 0, t_last = 0, now, deadline;
+	uint64_t frames = 0, wrong = 0, t0 = 0, t_last = 0, now, deadline, t_c0;
 	struct blue_hal *h;
+	double c0;
 	int n, i, err;
 
 	if (!o->ifname || !o->qpn)
@@ -130,7 +173,9 @@ static int xsk_recv(const struct opts *o)
 	printf("hal_rate: %s mode\nREADY\n", blue_hal_afxdp_zerocopy(h) ? "zero-copy" : "copy");
 	fflush(stdout);
 
-	deadline = xt_now_ns() + (uint64_t)(o->duration + 5) * 1000000000ull;
+	c0 = cpu_s();
+	t_c0 = xt_now_ns();
+	deadline = t_c0 + (uint64_t)(o->duration + 5) * 1000000000ull;
 	/* Busy-poll: the point is the HAL's best rate, one core per side. */
 	for (;;) {
 		n = blue_hal_rx_burst(s, f, BURST, 0);
@@ -154,6 +199,7 @@ static int xsk_recv(const struct opts *o)
 			break;
 	}
 	report(frames, t0, t_last);
+	printf("cpu_cores %.3f\n", (cpu_s() - c0) * 1e9 / (double)(xt_now_ns() - t_c0));
 	blue_hal_get_stats(h, &st);
 	printf("DROPS socket %llu\n", (unsigned long long)st.rx_dropped);
 	if (wrong)
@@ -164,35 +210,51 @@ static int xsk_recv(const struct opts *o)
 	return wrong ? 1 : 0;
 }
 
-static int xsk_send(const struct opts *o)
+/* A SEND Only frame of --size bytes to @dqpn, built once; returns its length or -1. */
+static int build_template(const struct opts *o, uint32_t dqpn, uint8_t tmpl[MAX_FRAME])
 {
-	struct blue_afxdp_config cfg = { .ifname = o->ifname, .tx_only = true };
-	uint8_t tmpl[2048], payload[2048];
-	struct blue_frame f[BURST];
-	struct blue_hal_stats st;
-	struct blue_hal_sock *s;
-	struct blue_hal *h;
+	static uint8_t payload[MAX_FRAME];
 	struct blue_pkt p;
-	uint64_t sent = 0, t0, t_end, now;
-	int len, n, k, i, err;
+	int len;
 
-	if (!o->ifname || !o->qpn || o->size < ROCE_OVERHEAD || o->size > 1514)
-		usage();
+	if (o->size < ROCE_OVERHEAD || o->size > MAX_FRAME) {
+		fprintf(stderr, "hal_rate: --size %u: %d..%d bytes\n", o->size, ROCE_OVERHEAD,
+			MAX_FRAME);
+		return -1;
+	}
 	blue_pkt_init(&p, BLUE_OP_RC_SEND_ONLY);
 	memcpy(p.dst_mac, o->dst_mac, 6);
 	memcpy(p.src_mac, o->src_mac, 6);
 	p.saddr = o->src_ip;
 	p.daddr = o->dst_ip;
-	p.sport = blue_udp_sport(XT_SRC_QPN, o->qpn);
-	p.dqpn = o->qpn;
+	p.sport = blue_udp_sport(XT_SRC_QPN, dqpn);
+	p.dqpn = dqpn;
 	p.payload_len = (o->size - ROCE_OVERHEAD) & ~3u;
-	xt_pattern_fill(payload, p.payload_len, o->qpn, 0);
+	xt_pattern_fill(payload, p.payload_len, dqpn, 0);
 	p.payload = payload;
-	len = blue_pkt_build(&p, tmpl, sizeof(tmpl));
-	if (len < 0) {
+	len = blue_pkt_build(&p, tmpl, MAX_FRAME);
+	if (len < 0)
 		fprintf(stderr, "hal_rate: build: %s\n", strerror(-len));
+	return len < 0 ? -1 : len;
+}
+
+static int xsk_send(const struct opts *o)
+{
+	struct blue_afxdp_config cfg = { .ifname = o->ifname, .tx_only = true };
+	static uint8_t tmpl[MAX_FRAME];
+	struct blue_frame f[BURST];
+	struct blue_hal_stats st;
+	struct blue_hal_sock *s;
+	struct blue_hal *h;
+	uint64_t sent = 0, t0, t_end, now;
+	double c0;
+	int len, n, k, i, err;
+
+	if (!o->ifname || !o->qpn)
+		usage();
+	len = build_template(o, o->qpn, tmpl);
+	if (len < 0)
 		return 1;
-	}
 	h = blue_hal_afxdp_open(&cfg);
 	if (!h)
 		return 1;
@@ -203,6 +265,7 @@ static int xsk_send(const struct opts *o)
 		return 1;
 	}
 	printf("hal_rate: sending %d-byte frames\n", len);
+	c0 = cpu_s();
 	t0 = xt_now_ns();
 	now = t0;
 	t_end = t0 + (uint64_t)o->duration * 1000000000ull;
@@ -233,8 +296,146 @@ static int xsk_send(const struct opts *o)
 	printf("SENT frames %llu seconds %.3f rate %.0f kicks %llu\n", (unsigned long long)sent,
 	       (double)(now - t0) / 1e9, (double)sent * 1e9 / (double)(now - t0),
 	       (unsigned long long)st.tx_kicks);
+	printf("cpu_cores %.3f\n", (cpu_s() - c0) * 1e9 / (double)(xt_now_ns() - t0));
 	blue_hal_destroy(h);
 	return 0;
+}
+
+/* --- AF_XDP ping-pong ---------------------------------------------------------- */
+
+/* Queue one copy of @tmpl and ring the doorbell. Return 0 or -1. */
+static int send_one(struct blue_hal *h, struct blue_hal_sock *s, const uint8_t *tmpl,
+		    int len)
+{
+	uint64_t dl = xt_now_ns() + 1000000000ull;
+	struct blue_frame f;
+	int err;
+
+	while (blue_hal_tx_alloc(h, &f, 1) != 1) {
+		blue_hal_tx_flush(s);	/* reaps completed frames back to the pool */
+		if (xt_now_ns() > dl) {
+			fprintf(stderr, "hal_rate: no TX frame for 1 s\n");
+			return -1;
+		}
+	}
+	memcpy(f.data, tmpl, (size_t)len);
+	f.len = (uint32_t)len;
+	if (blue_hal_tx_submit(s, &f, 1) != 1) {
+		blue_hal_tx_free(h, &f, 1);
+		fprintf(stderr, "hal_rate: TX ring full\n");
+		return -1;
+	}
+	err = blue_hal_tx_flush(s);
+	if (err && err != -EAGAIN) {
+		fprintf(stderr, "hal_rate: tx_flush: %s\n", strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int xsk_pingpong(const struct opts *o, bool ping)
+{
+	struct blue_afxdp_config cfg = { .ifname = o->ifname };
+	static uint8_t tmpl[MAX_FRAME];
+	struct blue_frame f[BURST];
+	struct blue_hal_sock *s;
+	struct blue_qp_ctx *tbl;
+	struct blue_hal *h;
+	uint64_t *rtt = NULL, sum = 0, t, t0, now, last, deadline, answered = 0;
+	double c0;
+	int len, n, err, rc = 1;
+
+	if (!o->ifname || !o->qpn || !o->peer_qpn || (ping && !o->iters))
+		usage();
+	len = build_template(o, o->peer_qpn, tmpl);
+	if (len < 0)
+		return 1;
+	if (ping && !(rtt = calloc(o->iters, sizeof(*rtt))))
+		return 1;
+	h = blue_hal_afxdp_open(&cfg);
+	if (!h) {
+		free(rtt);
+		return 1;
+	}
+	err = blue_hal_sock_open(h, &s);
+	if (!err)
+		err = blue_hal_flow_bind(s, o->qpn);
+	if (err) {
+		fprintf(stderr, "hal_rate: socket/bind: %s\n", strerror(-err));
+		blue_hal_destroy(h);
+		free(rtt);
+		return 1;
+	}
+	tbl = blue_hal_qp_ctx_table(h);
+	__atomic_store_n(&tbl[blue_qpn_slot(o->qpn)].state, BLUE_QPS_RTS, __ATOMIC_RELEASE);
+	printf("READY\n");
+	fflush(stdout);
+	c0 = cpu_s();
+	t0 = last = xt_now_ns();
+	deadline = t0 + (uint64_t)(o->duration + 5) * 1000000000ull;
+	if (ping) {
+		for (uint32_t i = 0; i < o->iters; i++) {
+			t = xt_now_ns();
+			if (send_one(h, s, tmpl, len))
+				goto out;
+			/* spin for the answer; 1 s without one means it was lost */
+			while ((n = blue_hal_rx_burst(s, f, BURST, 0)) == 0)
+				if (xt_now_ns() - t > 1000000000ull) {
+					fprintf(stderr, "hal_rate: ping %u: no answer in 1 s\n", i);
+					goto out;
+				}
+			now = xt_now_ns();
+			if (n < 0) {
+				fprintf(stderr, "hal_rate: rx_burst: %s\n", strerror(-n));
+				goto out;
+			}
+			blue_hal_rx_release(h, f, (unsigned int)n);
+			rtt[i] = now - t;
+			sum += rtt[i];
+		}
+		qsort(rtt, o->iters, sizeof(*rtt), cmp_u64);
+		printf("RESULT iters %u rtt_p50_us %.3f rtt_p99_us %.3f rtt_avg_us %.3f "
+		       "rtt_min_us %.3f\n", o->iters, rtt[o->iters / 2] / 1e3,
+		       rtt[(uint64_t)o->iters * 99 / 100] / 1e3, (double)sum / o->iters / 1e3,
+		       rtt[0] / 1e3);
+		rc = 0;
+	} else {
+		/* answer until the pinger has been quiet for a second (or the bound) */
+		for (;;) {
+			n = blue_hal_rx_burst(s, f, BURST, 0);
+			now = xt_now_ns();
+			if (n < 0) {
+				fprintf(stderr, "hal_rate: rx_burst: %s\n", strerror(-n));
+				goto out;
+			}
+			if (n > 0) {
+				blue_hal_rx_release(h, f, (unsigned int)n);
+				for (int k = 0; k < n; k++)
+					if (send_one(h, s, tmpl, len))
+						goto out;
+				answered += (uint64_t)n;
+				last = now;
+			}
+			if (now > deadline || (answered && now - last > PONG_IDLE_NS))
+				break;
+		}
+		printf("ANSWERED frames %llu\n", (unsigned long long)answered);
+		rc = answered ? 0 : 1;
+	}
+	printf("cpu_cores %.3f\n", (cpu_s() - c0) * 1e9 / (double)(xt_now_ns() - t0));
+out:
+	tbl[blue_qpn_slot(o->qpn)].state = BLUE_QPS_RESET;
+	blue_hal_flow_unbind(h, o->qpn);
+	blue_hal_destroy(h);
+	free(rtt);
+	return rc;
 }
 
 /* --- UDP baseline ------------------------------------------------------------- */
@@ -336,6 +537,10 @@ int main(int argc, char **argv)
 		return xsk_recv(&o);
 	if (!strcmp(o.role, "xsk-send"))
 		return xsk_send(&o);
+	if (!strcmp(o.role, "xsk-ping"))
+		return xsk_pingpong(&o, true);
+	if (!strcmp(o.role, "xsk-pong"))
+		return xsk_pingpong(&o, false);
 	if (!strcmp(o.role, "udp-recv"))
 		return udp_recv(&o);
 	if (!strcmp(o.role, "udp-send"))
