@@ -145,6 +145,7 @@ PY
 
 test_devices() {
 	local out guid
+	compat_record_at_exit ibv_devices - blue
 	cl_setup
 	out=$(ns_exec "$NS_A" "${COMPAT_ENV[@]}" ibv_devices 2>&1)
 	echo "$out"
@@ -155,10 +156,12 @@ test_devices() {
 		"${m[4]}" "${m[5]}")
 	grep -qE "^[[:space:]]+${IF_A}[[:space:]]+${guid}$" <<<"$out" || fail "ibv_devices: no '$IF_A $guid' line"
 	! grep -q "$IF_B" <<<"$out" || fail "ibv_devices lists $IF_B, which is in another namespace"
+	compat_passed "lists $IF_A, GUID $guid (from the MAC)"
 }
 
 test_devinfo() {
 	local out
+	compat_record_at_exit "ibv_devinfo -v" - blue
 	cl_setup
 	out=$(ns_exec "$NS_A" "${COMPAT_ENV[@]}" ibv_devinfo -v -d "$IF_A" 2>&1)
 	echo "$out"
@@ -173,6 +176,7 @@ test_devinfo() {
 	out=$(ns_exec "$NS_A" "${COMPAT_ENV[@]}" ibv_devinfo -d nosuchdev 2>&1) &&
 		fail "ibv_devinfo -d nosuchdev succeeded"
 	grep -q "wasn't found" <<<"$out" || fail "ibv_devinfo -d nosuchdev: $out"
+	compat_passed "PORT_ACTIVE, MTU 1024, Ethernet, GID[1] ::ffff:$CL_IP_A RoCE v2"
 }
 
 # _cl_query_ok: ibv_devinfo -v and ibv_devices on IF_A succeed and say the right things
