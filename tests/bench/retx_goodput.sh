@@ -9,6 +9,13 @@
 # table, read while both sides hold their QPs), and the frames the forwarder dropped.
 # RETX_MIB (default 32) sets the MiB per row at 0% and 1%; 5% moves a quarter of it,
 # 20% an eighth (at least 2 MiB): go-back-N needs seconds per MiB there.
+# RETX_TIMERS (default "iba lin") are the local ACK timers each policy runs with: "iba",
+# blue_xfer's default IBA exponential timer (4.096 us * 2^timeout, 67 ms here), and "lin",
+# --timeout-us RETX_LIN (default 1000,2: 1 ms + 2 us per PSN in flight, about twice the time
+# the queue a 16 MiB window puts on the wire takes to drain here). The linear timer runs
+# with selective retransmission only (IRN's pairing): go-back-N under it exhausts its 7
+# retries at 5% loss and more (every sequence NAK and every early timeout uses one, and
+# each resend puts the whole window back on the wire), and the row would only fail.
 # Figures only: a row fails only if the transfer or its checks fail.
 # Usage: B=build bash tests/bench/retx_goodput.sh (make bench runs it)
 set -uo pipefail
@@ -18,6 +25,8 @@ BLUECTL=$PWD/$B/bin/bluectl
 XFER=$PWD/$B/bin/blue_xfer
 PY=/usr/bin/python3
 MIB=${RETX_MIB:-32}
+TIMERS=${RETX_TIMERS:-iba lin}
+LIN=${RETX_LIN:-1000,2}
 IP_A=10.201.88.1	# server
 IP_B=10.201.88.2	# client
 
@@ -69,15 +78,17 @@ wait_line() {
 	return 1
 }
 
-# row LOSS POLICY ITERS: one measured transfer; prints a table row, returns 1 on failure.
+# row LOSS POLICY TIMER ITERS: one measured transfer; prints a table row, returns 1 on
+# failure.
 row() {
-	local loss=$1 policy=$2 iters=$3 fpid spid cpid crc=0 src=0 gbps secs qp drops seed
+	local loss=$1 policy=$2 timer=$3 iters=$4 fpid spid cpid crc=0 src=0 gbps secs qp drops seed
 	local retx=(--retx "$policy")
 	if [ "$policy" = sr ] && [ "$have_sr" -eq 0 ]; then
 		printf '%-6s %-4s  %s\n' "$loss" "$policy" "n/a: blue_xfer has no --retx option"
 		return 1
 	fi
 	[ "$have_sr" -eq 0 ] && retx=()
+	[ "$timer" = lin ] && retx+=(--timeout-us "$LIN")
 	case $loss in 0) seed=7000 ;; 0.01) seed=7001 ;; 0.05) seed=7005 ;; *) seed=7020 ;; esac
 	# shellcheck disable=SC2046
 	fault_start fpid "$out/fault" --seed "$seed" $( [ "$loss" != 0 ] && echo --loss "$loss")
@@ -87,7 +98,7 @@ row() {
 	if ! wait_line "$out/cli" '^HOLDING' 300 "$cpid"; then
 		kill "$cpid" "$spid" 2>/dev/null
 		fault_stop "$fpid" 2>/dev/null
-		printf '%-6s %-4s  %s\n' "$loss" "$policy" "FAILED: no end within 300 s"
+		printf '%-6s %-4s %-4s  %s\n' "$loss" "$policy" "$timer" "FAILED: no end within 300 s"
 		return 1
 	fi
 	wait_line "$out/srv" '^HOLDING' 10 "$spid" || true
@@ -101,7 +112,7 @@ print(q["retransmits"], q["retx_pkts"], q["tx_pkts"], q["retx_policy"])')
 	fault_stop "$fpid"
 	drops=$(fault_stat "$out/fault" all.drop_random)
 	if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ] || ! grep -q '^RESULT: PASS' "$out/cli"; then
-		printf '%-6s %-4s  %s\n' "$loss" "$policy" "FAILED (client $crc, server $src; seed $seed):"
+		printf '%-6s %-4s %-4s  %s\n' "$loss" "$policy" "$timer" "FAILED (client $crc, server $src; seed $seed):"
 		grep -v '^\[progress\]' "$out/cli" | grep -E 'failed|FAIL|ERROR' | head -3
 		return 1
 	fi
@@ -110,17 +121,18 @@ print(q["retransmits"], q["retx_pkts"], q["tx_pkts"], q["retx_policy"])')
 		print g, s }' "$out/cli")
 	read -r ev pk tx pol <<<"$qp"
 	if [ "$have_sr" -eq 1 ] && [ "$pol" -ne "$([ "$policy" = sr ] && echo 1 || echo 0)" ]; then
-		printf '%-6s %-4s  %s\n' "$loss" "$policy" "FAILED: the QP used policy $pol"
+		printf '%-6s %-4s %-4s  %s\n' "$loss" "$policy" "$timer" "FAILED: the QP used policy $pol"
 		return 1
 	fi
-	printf '%-6s %-4s %8s %6d %8s %8d %9d %9d %7.1f%% %9d\n' "$loss" "$policy" "$gbps" "$iters" \
+	printf '%-6s %-4s %-4s %8s %6d %8s %8d %9d %9d %7.1f%% %9d\n' "$loss" "$policy" "$timer" \
+		"$gbps" "$iters" \
 		"$secs" "$ev" "$pk" "$tx" "$(awk -v p="$pk" -v t="$tx" 'BEGIN { print t ? 100 * p / t : 0 }')" \
 		"$drops"
 }
 
 echo "1 MiB RDMA WRITEs, 1 QP, 16 outstanding, verified; blue_fault random loss each way"
-printf '%-6s %-4s %8s %6s %8s %8s %9s %9s %8s %9s\n' loss pol Gbit/s MiB secs retx_ev \
-	pkts_resent pkts_sent resent fwd_drops
+printf '%-6s %-4s %-4s %8s %6s %8s %8s %9s %9s %8s %9s\n' loss pol tmr Gbit/s MiB secs \
+	retx_ev pkts_resent pkts_sent resent fwd_drops
 rc=0
 for loss in 0 0.01 0.05 0.2; do
 	case $loss in
@@ -129,10 +141,14 @@ for loss in 0 0.01 0.05 0.2; do
 	0.2) n=$((MIB / 8)) ;;
 	esac
 	[ "$n" -ge 2 ] || n=2
-	for policy in gbn sr; do
-		row "$loss" "$policy" "$n" || rc=1
+	for timer in $TIMERS; do
+		for policy in gbn sr; do
+			[ "$timer" = lin ] && [ "$policy" = gbn ] && continue
+			row "$loss" "$policy" "$timer" "$n" || rc=1
+		done
 	done
 done
-echo "(retx_ev: timeouts and NAKs that started a resend; pkts_resent: request packets sent"
+echo "(tmr: iba = IBA exponential local ACK timer, lin = --timeout-us $LIN;"
+echo " retx_ev: timeouts and NAKs that started a resend; pkts_resent: request packets sent"
 echo " again; pkts_sent: all packets the requester sent; fwd_drops: frames blue_fault dropped)"
 exit $rc
