@@ -171,6 +171,9 @@ int blue_get_cq_event(struct blue_comp_channel *ch, struct blue_cq **cq, void **
 	for (;;) {
 		got = channel_pop(ch);
 		if (got) {
+			/* an application woken by events may sleep again before it polls:
+			 * ACKs a pass held (progress.c ack_hold) must not wait for that */
+			blue__tx_flush(ch->ctx);
 			if (!ch->ev_head)
 				drain_fd(ch->efd);
 			got->events_got++;

@@ -7,7 +7,8 @@
  *   2. per QP: the completer's timers and deferred completions, the responder's queued
  *      responses, then the requester; a QP in ERROR is flushed instead;
  *   3. one doorbell (tx_flush) for everything the pass queued, unless a full batch
- *      forced one earlier.
+ *      forced one earlier; a pass that queued nothing but plain ACKs may hold them over
+ *      to the next pass's doorbell instead (ack_hold()).
  * Time is read once per pass (CLOCK_MONOTONIC); timers fire only here.
  */
 #include <errno.h>
@@ -67,22 +68,54 @@ static void tx_submit(struct blue_context *ctx)
 	eng->nbatch = 0;
 }
 
+/*
+ * Queue the ACKs the last pass held (ack_hold()) behind what this pass queued so far.
+ * Done before this pass queues a response of its own, so that a QP's responses still
+ * leave in the order they were built (a later ACK never overtakes an earlier one).
+ */
+static void dack_release(struct blue_context *ctx)
+{
+	struct blue_engine *eng = &ctx->eng;
+
+	if (eng->nbatch + eng->ndack > BLUE_TX_BATCH)
+		tx_submit(ctx);
+	memcpy(eng->batch + eng->nbatch, eng->dack, eng->ndack * sizeof(eng->dack[0]));
+	eng->nbatch += eng->ndack;
+	eng->ndack = 0;
+	eng->pass_released = true;	/* never held twice: this pass rings for them */
+	if (eng->nbatch == BLUE_TX_BATCH)
+		tx_submit(ctx);
+}
+
 bool blue__tx_room(struct blue_context *ctx)
 {
 	struct blue_engine *eng = &ctx->eng;
+	unsigned int want;
 	int n;
 
 	if (!eng->budget)
 		return false;
 	if (eng->nstash)
 		return true;
-	n = blue_hal_tx_alloc(ctx->hal, eng->stash, BLUE_TX_BATCH);
-	if (n <= 0 && (eng->nbatch || eng->submitted)) {
+	/*
+	 * The stash grows from a few frames to a batch within a pass: what a pass does not
+	 * use goes back at its end, and a pass that sends one packet (a ping-pong's, an
+	 * ACK's) should not take and return a whole batch of frames.
+	 */
+	want = eng->stash_want;
+	if (want < BLUE_TX_STASH_MIN)
+		want = BLUE_TX_STASH_MIN;
+	eng->stash_want = want * 2 < BLUE_TX_BATCH ? want * 2 : BLUE_TX_BATCH;
+	n = blue_hal_tx_alloc(ctx->hal, eng->stash, want);
+	if (n <= 0 && (eng->nbatch || eng->submitted || eng->ndack)) {
 		/* frames are tied up in our own queue: send it, then ask again */
-		tx_submit(ctx);
+		if (eng->ndack)
+			dack_release(ctx);
+		if (eng->nbatch)
+			tx_submit(ctx);
 		blue_hal_tx_flush(ctx->sock);
 		eng->submitted = false;
-		n = blue_hal_tx_alloc(ctx->hal, eng->stash, BLUE_TX_BATCH);
+		n = blue_hal_tx_alloc(ctx->hal, eng->stash, want);
 	}
 	if (n <= 0) {
 		eng->st.tx_no_frame++;
@@ -108,6 +141,11 @@ int blue__tx_pkt(struct blue_context *ctx, const struct blue_pkt *p)
 		return len;
 	}
 	f->len = (uint32_t)len;
+	if (p->opcode != BLUE_OP_RC_ACKNOWLEDGE ||
+	    (p->aeth.syndrome & BLUE_AETH_TYPE_MASK) != BLUE_AETH_ACK)
+		eng->pass_other++;
+	if (eng->ndack && (blue_opcode_flags(p->opcode) & BLUE_OPF_RESPONSE))
+		dack_release(ctx);
 	eng->batch[eng->nbatch++] = *f;
 	eng->nstash--;
 	eng->budget--;
@@ -121,6 +159,9 @@ void blue__tx_flush(struct blue_context *ctx)
 {
 	struct blue_engine *eng = &ctx->eng;
 
+	/* the held ACKs go after this pass's requests: the peer sees those first */
+	if (eng->ndack)
+		dack_release(ctx);
 	if (eng->nbatch)
 		tx_submit(ctx);
 	if (eng->submitted) {
@@ -214,16 +255,74 @@ static unsigned int rx_drain(struct blue_context *ctx)
 
 /* ---- the pass ------------------------------------------------------------------- */
 
+/*
+ * Whether to hold this pass's frames, all plain ACKs, for the next pass's doorbell.
+ *
+ * In copy mode a doorbell (sendto) runs the peer's whole receive path for every frame
+ * it carries, so it costs microseconds; rung at the end of the pass that received a
+ * request, the ACK's doorbell delays the moment the application sees the request's
+ * effect (blue_poll_cq returns after the pass), and an application that answers (a
+ * ping-pong) pays it on every half trip. Held over, the ACK leaves with the next pass's
+ * doorbell, behind the answer. An ACK covers every earlier PSN (IBA 9.7.5.1.1: the
+ * responder may coalesce them), so a late one loses nothing.
+ *
+ * Bounded: the next pass always rings (held ACKs are never held twice), and a held ACK
+ * counts as work in the return value, so a caller that loops while progress() > 0
+ * (blue_get_cq_event, compat's progress thread) makes that pass at once. No timer can
+ * ring for an application that stops calling in, so ACKs are held only when the next
+ * pass is due soon:
+ *  - some QP of the context has send WRs outstanding: the application polls for their
+ *    completions;
+ *  - or the application posted sends since the last pass that sent ACKs: it answers
+ *    what arrives (a ping-pong), and will poll for the answer's completion.
+ * A receiver that only receives (a WRITE sink, a READ target) never holds: its
+ * application may stop polling as soon as the data is in while the peer waits for the
+ * ACK. blue_destroy_qp and blue_close_device ring too. BLUE_ACK_DEFER=0 switches this
+ * off.
+ */
+static bool ack_hold(struct blue_context *ctx, bool sq_busy)
+{
+	struct blue_engine *eng = &ctx->eng;
+	uint64_t posts;
+	bool answering;
+
+	if (!eng->defer_acks || eng->pass_other || !eng->nbatch ||
+	    eng->submitted || eng->ndack || eng->pass_released)
+		return false;
+	posts = __atomic_load_n(&eng->posts, __ATOMIC_RELAXED);
+	answering = posts != eng->posts_seen;
+	eng->posts_seen = posts;
+	if (!sq_busy && !answering)
+		return false;
+	memcpy(eng->dack, eng->batch, eng->nbatch * sizeof(eng->batch[0]));
+	eng->ndack = eng->nbatch;
+	eng->nbatch = 0;
+	if (eng->nstash) {
+		blue_hal_tx_free(ctx->hal, eng->stash, eng->nstash);
+		eng->nstash = 0;
+	}
+	eng->st.ack_deferred++;
+	return true;
+}
+
 int blue__progress(struct blue_context *ctx)
 {
 	struct blue_engine *eng = &ctx->eng;
 	uint64_t next = 0, tx0;
 	unsigned int got, nqp = 0, start, i;
 	struct blue_qp *qp = NULL;
+	bool sq_busy = false;
 
 	if (eng->running)
 		return 0;	/* called back from inside a pass: the pass is doing it */
+	if (!eng->knobs_read) {
+		eng->defer_acks = blue__env_flag("BLUE_ACK_DEFER", true);
+		eng->knobs_read = true;
+	}
 	eng->running = true;
+	eng->pass_other = 0;
+	eng->pass_released = false;
+	eng->stash_want = BLUE_TX_STASH_MIN;
 	eng->now_ns = blue__now_ns();
 	eng->budget = BLUE_TX_PASS;
 	eng->st.passes++;
@@ -252,14 +351,17 @@ int blue__progress(struct blue_context *ctx)
 		if (live->state == BLUE_QPS_ERR)
 			blue__qp_flush(qp);
 		live->outstanding = blue_ring_count(&qp->sq.ring);
+		if (live->outstanding && live->state != BLUE_QPS_ERR)
+			sq_busy = true;
 		if (live->timer_deadline_ns && (!next || live->timer_deadline_ns < next))
 			next = live->timer_deadline_ns;
 	}
-	blue__tx_flush(ctx);
+	if (!ack_hold(ctx, sq_busy))
+		blue__tx_flush(ctx);
 	blue__channels_timer(ctx, next);
 	/* dev_stats for other processes: a copy every BLUE_DEV_PUBLISH_NS, not per event */
 	if (eng->now_ns >= ctx->obs.next_publish_ns)
 		blue__obs_publish(ctx);
 	eng->running = false;
-	return (int)(got + (unsigned int)(eng->st.tx_frames - tx0));
+	return (int)(got + (unsigned int)(eng->st.tx_frames - tx0) + eng->ndack);
 }

@@ -3,7 +3,8 @@
  * The progress engine of one context: one pass drains the HAL's RX ring, parses each
  * frame and hands requests to the responder and responses to the completer, fires the
  * timers that are due, lets the responder and requester of every QP send, and rings
- * the TX doorbell once. The application's blue_poll_cq() (and blue_get_cq_event())
+ * the TX doorbell once (a pass that only ACKs may leave that to the next pass:
+ * progress.c ack_hold). The application's blue_poll_cq() (and blue_get_cq_event())
  * run it; nothing else does, and no signal ever does (ARCHITECTURE.md "Progress").
  */
 #ifndef BLUE_RUNTIME_PROGRESS_H
@@ -18,6 +19,7 @@
 #define BLUE_HIDDEN __attribute__((visibility("hidden")))
 
 #define BLUE_TX_BATCH	64	/* frames per tx_submit */
+#define BLUE_TX_STASH_MIN 4	/* frames a pass's first tx_alloc takes */
 #define BLUE_RX_BURST	64	/* frames per rx_burst */
 #define BLUE_RX_PASS	256	/* frames one pass takes from RX at most */
 /*
@@ -47,14 +49,24 @@ struct blue_engine_stats {
 	uint64_t tx_frames;
 	uint64_t tx_no_frame;	/* a send waited: frame pool or pass budget empty */
 	uint64_t tx_dropped;	/* built but refused by a full TX ring */
+	uint64_t ack_deferred;	/* ACK-only doorbells held over to the next pass */
 	uint64_t parse_err[BLUE_PARSE_ERR_MAX];
 };
 
 struct blue_engine {
 	struct blue_frame stash[BLUE_TX_BATCH];	/* allocated, not built yet */
 	unsigned int nstash;
+	unsigned int stash_want;		/* frames the next tx_alloc asks for */
 	struct blue_frame batch[BLUE_TX_BATCH];	/* built, not submitted yet */
 	unsigned int nbatch;
+	struct blue_frame dack[BLUE_TX_BATCH];	/* built ACKs held for the next doorbell */
+	unsigned int ndack;
+	unsigned int pass_other;		/* frames this pass that are not plain ACKs */
+	bool pass_released;			/* this pass queued the held ACKs */
+	bool defer_acks;			/* BLUE_ACK_DEFER (default on) */
+	bool knobs_read;			/* defer_acks is set */
+	uint64_t posts;				/* post_send calls that posted (atomic) */
+	uint64_t posts_seen;			/* posts at the last ACK-only pass */
 	unsigned int budget;			/* frames this pass may still send */
 	unsigned int rotor;			/* which QP the next pass serves first */
 	bool submitted;				/* a flush is owed */
@@ -89,7 +101,10 @@ bool blue__tx_room(struct blue_context *ctx) BLUE_HIDDEN;
  */
 int blue__tx_pkt(struct blue_context *ctx, const struct blue_pkt *p) BLUE_HIDDEN;
 
-/* Give back stashed frames and ring the doorbell for everything queued. */
+/*
+ * Give back stashed frames and ring the doorbell for everything queued, ACKs held over
+ * from the last pass included (after this pass's frames).
+ */
 void blue__tx_flush(struct blue_context *ctx) BLUE_HIDDEN;
 
 /* The engine counters of @ctx (for tests and bluectl). */

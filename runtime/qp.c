@@ -207,6 +207,8 @@ int blue_destroy_qp(struct blue_qp *qp)
 	if (!qp)
 		return EINVAL;
 	ctx = qp->ctx;
+	/* ACKs the last pass held (progress.c ack_hold) go now: the peer waits for them */
+	blue__tx_flush(ctx);
 	/* stop steering first (RESET drops at XDP), then free the slot for others */
 	live_clear(qp->live);
 	blue_hal_flow_unbind(ctx->hal, qp->qpn);

@@ -181,8 +181,11 @@ int blue_post_send(struct blue_qp *qp, struct blue_send_wr *wr, struct blue_send
 		BLUE_PROBE5(post_send, qp->qpn, wr->wr_id, wr->opcode, w->length, w->send_flags);
 		n++;
 	}
-	if (n)
+	if (n) {
 		blue_ring_produce(&qp->sq.ring, n);
+		/* the engine's hint that this application answers (progress.c ack_hold) */
+		__atomic_fetch_add(&qp->ctx->eng.posts, 1, __ATOMIC_RELAXED);
+	}
 out:
 	if (bad_wr)
 		*bad_wr = err ? wr : NULL;
