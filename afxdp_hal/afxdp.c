@@ -721,7 +721,7 @@ static void ax_get_stats(struct blue_hal *hal, struct blue_hal_stats *st)
 	st->fill_empty = ax->umem.fill_empty;
 	st->frames_total = ax->umem.frame_count;
 	st->frames_free = blue_fpool_avail(&ax->umem.pool);
-	st->frames_free += ax->umem.tx_base ? 2 * blue_fpool_avail(&ax->umem.tx_pairs) : 0;
+	st->frames_free += blue_umem_split(&ax->umem) ? 2 * blue_fpool_avail(&ax->umem.tx_pairs) : 0;
 	st->frame_errors = ax->umem.pool.bad_frees + ax->umem.tx_pairs.bad_frees;
 	for (i = 0; i < BLUE_MAX_XSK; i++) {
 		struct xdp_statistics xs = { 0 };

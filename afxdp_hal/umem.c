@@ -130,7 +130,7 @@ int blue_umem_split_tx(struct blue_umem *u, uint32_t rx_frames)
 {
 	int err;
 
-	if ((rx_frames & 1) || rx_frames + 2 > u->frame_count || u->tx_base ||
+	if ((rx_frames & 1) || rx_frames + 2 > u->frame_count || blue_umem_split(u) ||
 	    u->pool.top != u->frame_count)
 		return -EINVAL;
 	err = pool_init(&u->tx_pairs, (u->frame_count - rx_frames) / 2, u->frame_size * 2,
@@ -154,7 +154,7 @@ int blue_umem_split_tx(struct blue_umem *u, uint32_t rx_frames)
 
 bool blue_umem_tx_put(struct blue_umem *u, uint64_t addr)
 {
-	if (!u->tx_base || addr < u->tx_base)
+	if (!blue_umem_split(u) || addr < u->tx_base)
 		return blue_fpool_put(&u->pool, addr);
 	/* A pair goes out as two descriptors and completes as two: the second chunk's
 	 * completion is the same frame, already returned by the first. */

@@ -46,7 +46,7 @@ struct blue_umem {
 	 */
 	struct blue_fpool tx_pairs;
 	struct blue_fpool *txpool;
-	uint64_t tx_base;	/* 0: no split */
+	uint64_t tx_base;	/* where the pairs start (0 in a TX-only UMEM: all pairs) */
 
 	/* AF_XDP only: NULL when the area is plain memory (loopback HAL) */
 	struct xsk_umem *xumem;
@@ -77,6 +77,12 @@ int blue_umem_split_tx(struct blue_umem *u, uint32_t rx_frames);
 
 /* Put a TX frame (any address inside it) back where it came from. */
 bool blue_umem_tx_put(struct blue_umem *u, uint64_t addr);
+
+/* Whether blue_umem_split_tx() gave TX its own pool of pairs. */
+static inline bool blue_umem_split(const struct blue_umem *u)
+{
+	return u->txpool == &u->tx_pairs;
+}
 
 /*
  * Register the area as an AF_XDP UMEM (libxdp xsk_umem__create) with fill and completion

@@ -29,8 +29,11 @@
  */
 #include <getopt.h>
 #include <poll.h>
+#include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "afxdp_hal/hal.h"
@@ -143,9 +146,30 @@ static double cpu_s(void)
 }
 
 
+/*
+ * The frames @ifname's MTU lets through, when they outgrow one UMEM chunk: the HAL then
+ * takes them as AF_XDP multi-buffer (the rule blue_open_device follows), else 0 (one
+ * chunk per frame).
+ */
+static uint32_t link_max_pkt(const char *ifname)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), mtu = 0;
+
+	if (fd < 0)
+		return 0;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0)
+		mtu = ifr.ifr_mtu;
+	close(fd);
+	return mtu + 14 > 4096 ? (uint32_t)mtu + 14 : 0;
+}
+
 static int xsk_recv(const struct opts *o)
 {
-	struct blue_afxdp_config cfg = { .ifname = o->ifname };
+	struct blue_afxdp_config cfg = { .ifname = o->ifname,
+					  .max_pkt = link_max_pkt(o->ifname) };
 	struct blue_frame f[BURST];
 	struct blue_hal_stats st;
 	struct blue_hal_sock *s;
@@ -240,7 +264,8 @@ static int build_template(const struct opts *o, uint32_t dqpn, uint8_t tmpl[MAX_
 
 static int xsk_send(const struct opts *o)
 {
-	struct blue_afxdp_config cfg = { .ifname = o->ifname, .tx_only = true };
+	struct blue_afxdp_config cfg = { .ifname = o->ifname, .tx_only = true,
+					  .max_pkt = link_max_pkt(o->ifname) };
 	static uint8_t tmpl[MAX_FRAME];
 	struct blue_frame f[BURST];
 	struct blue_hal_stats st;
@@ -342,7 +367,8 @@ static int cmp_u64(const void *a, const void *b)
 
 static int xsk_pingpong(const struct opts *o, bool ping)
 {
-	struct blue_afxdp_config cfg = { .ifname = o->ifname };
+	struct blue_afxdp_config cfg = { .ifname = o->ifname,
+					  .max_pkt = link_max_pkt(o->ifname) };
 	static uint8_t tmpl[MAX_FRAME];
 	struct blue_frame f[BURST];
 	struct blue_hal_sock *s;

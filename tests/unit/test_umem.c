@@ -95,3 +95,24 @@ Test(umem, hugepages_fall_back_quietly, .fini = fini)
 	blue_umem_fini(&u);
 	cr_assert_eq(blue_umem_init_ex(&u, 0, CHUNK, true), -EINVAL);
 }
+
+/* A TX-only UMEM (hal_rate's sender) is all pairs, from address 0: their completions must
+ * come back to the pair pool, or the sender runs dry after one pool's worth of frames. */
+Test(umem, tx_only_split_returns_pairs, .fini = fini)
+{
+	uint64_t tx[FRAMES];
+	uint32_t n, i;
+
+	cr_assert_eq(blue_umem_init(&u, FRAMES, CHUNK), 0);
+	cr_assert_eq(blue_umem_split_tx(&u, 0), 0);
+	cr_assert(blue_umem_split(&u));
+	n = blue_fpool_get(u.txpool, tx, FRAMES);
+	cr_assert_eq(n, FRAMES / 2, "all %u chunks in pairs: %u", FRAMES, n);
+	cr_assert_eq(blue_fpool_avail(u.txpool), 0);
+	for (i = 0; i < n; i++) {
+		cr_assert(blue_umem_tx_put(&u, tx[i]));
+		cr_assert(blue_umem_tx_put(&u, tx[i] + CHUNK));
+	}
+	cr_assert_eq(blue_fpool_avail(u.txpool), FRAMES / 2, "every pair came back");
+	cr_assert_eq(u.tx_pairs.bad_frees, 0);
+}
