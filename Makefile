@@ -65,6 +65,9 @@ BLUECTL_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard tools/bluectl/*.c))
 PERF_CORE_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard tools/perf/perf_*.c))
 PERF_BINS   := $(patsubst tools/perf/%.c,$(B)/bin/blue_%,\
 		$(filter-out tools/perf/perf_%,$(wildcard tools/perf/*.c)))
+# helpers shared by the tools and tests/bench (tools/common/*.c), an archive
+TCOMMON_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard tools/common/*.c))
+TCOMMON_A   := $(B)/lib/libbluetoolcommon.a
 TOOLS       := $(sort $(TOOL_SRCS:tools/%.c=$(B)/bin/%) $(B)/bin/bluectl $(PERF_BINS))
 UNIT_SRCS   := $(wildcard tests/unit/*.c)
 UNIT_OBJS   := $(UNIT_SRCS:%.c=$(B)/obj/%.o)
@@ -158,7 +161,12 @@ $(LIBLOADER_A): $(LOADER_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(B)/bin/%: $(B)/obj/tools/%.o $(LIBLOADER_A) $(LIBBLUE_A)
+$(TCOMMON_A): $(TCOMMON_OBJS)
+	@mkdir -p $(@D)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(B)/bin/%: $(B)/obj/tools/%.o $(TCOMMON_A) $(LIBLOADER_A) $(LIBBLUE_A)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -168,7 +176,8 @@ $(B)/bin/bluectl: $(BLUECTL_OBJS) $(LIBLOADER_A) $(LIBBLUE_A)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(PERF_BINS): $(B)/bin/blue_%: $(B)/obj/tools/perf/%.o $(PERF_CORE_OBJS) $(LIBBLUE_A)
+$(PERF_BINS): $(B)/bin/blue_%: $(B)/obj/tools/perf/%.o $(PERF_CORE_OBJS) $(TCOMMON_A) \
+	      $(LIBBLUE_A)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
@@ -189,7 +198,7 @@ $(XDPT_BIN): $(XDPT_OBJS) $(LIBTEST_A) $(LIBLOADER_A) $(LIBBLUE_A)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
 
-$(B)/tests/%: $(B)/obj/tests/%.o $(LIBTEST_A) $(LIBLOADER_A) $(LIBBLUE_A)
+$(B)/tests/%: $(B)/obj/tests/%.o $(LIBTEST_A) $(TCOMMON_A) $(LIBLOADER_A) $(LIBBLUE_A)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

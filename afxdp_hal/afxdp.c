@@ -553,6 +553,19 @@ static int ax_tx_flush(struct blue_hal_sock *bs)
 
 /* --- RX ---------------------------------------------------------------------- */
 
+/* @ndesc descriptors taken off the RX ring (they left the fill ring's count), @npkt
+ * packets handed up. */
+static void rx_consumed(struct ax_sock *s, uint32_t ndesc, uint32_t npkt)
+{
+	struct ax_hal *ax = s->ax;
+
+	if (!ndesc)
+		return;
+	xsk_ring_cons__release(&s->rx, ndesc);
+	ax->umem.in_fill -= ndesc < ax->umem.in_fill ? ndesc : ax->umem.in_fill;
+	ax->st.rx_frames += npkt;
+}
+
 /*
  * Multi-buffer RX: the descriptors of one packet follow each other on the ring, all but
  * the last flagged XDP_PKT_CONTD, and the kernel publishes a packet whole. The runtime
@@ -611,11 +624,7 @@ static unsigned int rx_take_sg(struct ax_sock *s, struct blue_frame *f, unsigned
 	}
 	/* give back what was peeked but not used (libxdp 1.3 has no cancel) */
 	s->rx.cached_cons -= n - used;
-	if (used) {
-		xsk_ring_cons__release(&s->rx, used);
-		ax->umem.in_fill -= used < ax->umem.in_fill ? used : ax->umem.in_fill;
-		ax->st.rx_frames += out;
-	}
+	rx_consumed(s, used, out);
 	return out;
 }
 
@@ -634,11 +643,7 @@ static unsigned int rx_take(struct ax_sock *s, struct blue_frame *f, unsigned in
 		f[i].data = blue_umem_data(&ax->umem, d->addr);
 		f[i].len = d->len;
 	}
-	if (n) {
-		xsk_ring_cons__release(&s->rx, n);
-		ax->umem.in_fill -= n < ax->umem.in_fill ? n : ax->umem.in_fill;
-		ax->st.rx_frames += n;
-	}
+	rx_consumed(s, n, n);
 	return n;
 }
 

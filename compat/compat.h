@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <net/if.h>
 #include <infiniband/verbs.h>
 
@@ -69,7 +70,6 @@ static inline void bv_list_del(struct bv_link *l)
 struct bv_device {
 	struct ibv_device dev;		/* first: the program holds &dev */
 	char ifname[IF_NAMESIZE];
-	uint8_t mac[6];
 	__be64 guid;
 	bool used;
 };
@@ -153,7 +153,6 @@ static inline void bv_lock(struct bv_context *c) { pthread_mutex_lock(&c->lock);
 static inline void bv_unlock(struct bv_context *c) { pthread_mutex_unlock(&c->lock); }
 
 /* progress.c */
-uint64_t bv_now_ns(void) BV_HIDDEN;
 int bv_progress_start(struct bv_context *c) BV_HIDDEN;
 void bv_progress_stop(struct bv_context *c) BV_HIDDEN;
 /*
@@ -176,7 +175,7 @@ struct ibv_context *bv_context_wrap(struct blue_context *bctx, struct bv_device 
 /*
  * bv_ctx_open() - the libblue context, opened now if it is not yet (see "Lazy open").
  * Locking: with the context lock held.
- * Return: 0, or an errno after libblue's message saying why.
+ * Return: 0, or an errno (errno set to it too) after libblue's message saying why.
  */
 int bv_ctx_open(struct bv_context *c) BV_HIDDEN;
 
@@ -195,6 +194,33 @@ static inline int bv_ret(int err)
 	if (err)
 		errno = err;
 	return err;
+}
+
+/* A NULL return with errno @err, as the calls returning a pointer fail. */
+static inline void *bv_null(int err)
+{
+	errno = err;
+	return NULL;
+}
+
+/*
+ * A constructor's two ends: bv_obj_new() gives @size zeroed bytes (NULL with ENOMEM);
+ * bv_obj_fail() frees @obj when its libblue object could not be made, keeping the errno
+ * libblue set, and gives the NULL to return.
+ */
+static inline void *bv_obj_new(size_t size)
+{
+	void *obj = calloc(1, size);
+
+	return obj ? obj : bv_null(ENOMEM);
+}
+
+static inline void *bv_obj_fail(void *obj)
+{
+	int err = errno;
+
+	free(obj);
+	return bv_null(err);
 }
 
 #endif /* BLUE_COMPAT_H */

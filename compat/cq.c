@@ -18,34 +18,23 @@ BV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *c
 {
 	struct bv_channel *ch;
 	struct bv_context *c;
-	int err;
 
 	if (!context) {
 		bv_log("ibv_create_comp_channel: context is NULL");
-		errno = EINVAL;
-		return NULL;
+		return bv_null(EINVAL);
 	}
 	c = bv_ctx(context);
-	ch = calloc(1, sizeof(*ch));
-	if (!ch) {
-		errno = ENOMEM;
+	ch = bv_obj_new(sizeof(*ch));
+	if (!ch)
 		return NULL;
-	}
 	bv_lock(c);
-	err = bv_ctx_open(c);
-	if (err)
-		errno = err;
-	ch->bch = err ? NULL : blue_create_comp_channel(c->bctx);
+	if (!bv_ctx_open(c))
+		ch->bch = blue_create_comp_channel(c->bctx);
 	if (ch->bch)
 		bv_list_add(&c->chs, &ch->link);
 	bv_unlock(c);
-	if (!ch->bch) {
-		int err = errno;
-
-		free(ch);
-		errno = err;
-		return NULL;
-	}
+	if (!ch->bch)
+		return bv_obj_fail(ch);
 	ch->ch.context = context;
 	ch->ch.fd = blue_comp_channel_fd(ch->bch);
 	return &ch->ch;
@@ -204,60 +193,44 @@ static struct ibv_cq_ex *bv_create_cq_ex(struct ibv_context *context,
 	struct bv_context *c = bv_ctx(context);
 	struct bv_channel *ch;
 	struct bv_cq *cq;
-	int err;
 
 	if (!attr) {
 		bv_log("ibv_create_cq_ex: cq_attr is NULL");
-		errno = EINVAL;
-		return NULL;
+		return bv_null(EINVAL);
 	}
 	if (attr->wc_flags & ~(uint64_t)BV_CQX_WC_FLAGS) {
 		bv_log("ibv_create_cq_ex: wc_flags 0x%llx are not supported (completion "
 		       "timestamps, CVLAN, flow tags, tag matching)",
 		       (unsigned long long)(attr->wc_flags & ~(uint64_t)BV_CQX_WC_FLAGS));
-		errno = EOPNOTSUPP;
-		return NULL;
+		return bv_null(EOPNOTSUPP);
 	}
 	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) {
 		bv_log("ibv_create_cq_ex: comp_mask 0x%x: parent domains are not supported",
 		       attr->comp_mask);
-		errno = EOPNOTSUPP;
-		return NULL;
+		return bv_null(EOPNOTSUPP);
 	}
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
 		bv_log("ibv_create_cq_ex: flags 0x%x are not supported", attr->flags);
-		errno = EOPNOTSUPP;
-		return NULL;
+		return bv_null(EOPNOTSUPP);
 	}
 	if (attr->comp_vector >= (uint32_t)context->num_comp_vectors) {
 		bv_log("ibv_create_cq_ex: comp_vector %u; the device has %d",
 		       attr->comp_vector, context->num_comp_vectors);
-		errno = EINVAL;
-		return NULL;
+		return bv_null(EINVAL);
 	}
-	cq = calloc(1, sizeof(*cq));
-	if (!cq) {
-		errno = ENOMEM;
+	cq = bv_obj_new(sizeof(*cq));
+	if (!cq)
 		return NULL;
-	}
 	ch = (struct bv_channel *)attr->channel;
 	bv_lock(c);
-	err = bv_ctx_open(c);
-	if (err)
-		errno = err;
-	cq->bcq = err ? NULL : blue_create_cq(c->bctx, (int)attr->cqe, cq,
-					       ch ? ch->bch : NULL, 0);
+	if (!bv_ctx_open(c))
+		cq->bcq = blue_create_cq(c->bctx, (int)attr->cqe, cq, ch ? ch->bch : NULL, 0);
 	if (cq->bcq)
 		bv_list_add(&c->cqs, &cq->link);
 	bv_unlock(c);
-	if (!cq->bcq) {
-		int err = errno;
-
-		free(cq);
-		errno = err;
-		return NULL;
-	}
+	if (!cq->bcq)
+		return bv_obj_fail(cq);
 	cq->cq.context = context;
 	cq->cq.channel = attr->channel;
 	cq->cq.cq_context = attr->cq_context;
@@ -295,13 +268,11 @@ BV_EXPORT struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe, voi
 
 	if (!context) {
 		bv_log("ibv_create_cq: context is NULL");
-		errno = EINVAL;
-		return NULL;
+		return bv_null(EINVAL);
 	}
 	if (cqe <= 0) {
 		bv_log("ibv_create_cq: cqe %d must be positive", cqe);
-		errno = EINVAL;
-		return NULL;
+		return bv_null(EINVAL);
 	}
 	return ibv_cq_ex_to_cq(bv_create_cq_ex(context, &attr));
 }

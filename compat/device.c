@@ -13,63 +13,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <blue/pins.h>
 
 #include "compat/compat.h"
 
 static struct bv_device devices[BV_MAX_DEVICES];
 static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int netdev_mac(const char *ifname, uint8_t mac[6])
-{
-	struct ifreq ifr;
-	int fd, err = 0;
-
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
-		err = -errno;
-	else
-		memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
-	close(fd);
-	return err;
-}
-
-/*
- * Blue is attached to @ifname here when the pinned program is the XDP program on this
- * namespace's netdev of that name: the pins are keyed by name only, and bpffs is shared
- * by every namespace (the same test blue_open_device() makes, without its messages).
- */
-static bool blue_attached(const char *ifname)
-{
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	struct bpf_prog_info info;
-	__u32 len = sizeof(info);
-	char path[512];
-	unsigned int ifindex;
-	int fd, err;
-
-	ifindex = if_nametoindex(ifname);
-	if (!ifindex)
-		return false;
-	snprintf(path, sizeof(path), "%s/%s/%s", BLUE_PIN_ROOT, ifname, BLUE_PIN_PROG);
-	fd = bpf_obj_get(path);
-	if (fd < 0)
-		return false;
-	memset(&info, 0, sizeof(info));
-	err = bpf_obj_get_info_by_fd(fd, &info, &len);
-	close(fd);
-	if (err || bpf_xdp_query((int)ifindex, 0, &q))
-		return false;
-	return q.prog_id == info.id || q.drv_prog_id == info.id || q.skb_prog_id == info.id;
-}
 
 static struct bv_device *device_slot(const char *ifname)
 {
@@ -103,7 +52,6 @@ static void device_fill(struct bv_device *d, const char *ifname, const uint8_t m
 			 "/sys/class/infiniband/%s", ifname);
 		d->used = true;
 	}
-	memcpy(d->mac, mac, 6);
 	memcpy(&d->guid, g, 8);	/* already in network order */
 }
 
@@ -123,14 +71,14 @@ BV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 	struct ibv_device **list;
 	struct dirent *de;
 	int n = 0, cap = BV_MAX_DEVICES;
-	uint8_t mac[6];
+	uint8_t mac[6] = { 0 };
+	unsigned int ifindex;
+	uint32_t mtu;
 	DIR *dir;
 
 	list = calloc((size_t)cap + 1, sizeof(*list));
-	if (!list) {
-		errno = ENOMEM;
-		return NULL;
-	}
+	if (!list)
+		return bv_null(ENOMEM);
 	dir = opendir(BLUE_PIN_ROOT);
 	pthread_mutex_lock(&devices_lock);
 	while (dir && (de = readdir(dir)) && n < cap) {
@@ -138,7 +86,9 @@ BV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= IF_NAMESIZE)
 			continue;
-		if (!blue_attached(de->d_name) || netdev_mac(de->d_name, mac))
+		if (!(ifindex = if_nametoindex(de->d_name)) ||
+		    blue__netdev_attached(de->d_name, ifindex, false) ||
+		    blue__netdev_l2(de->d_name, mac, &mtu))
 			continue;
 		d = device_slot(de->d_name);
 		if (!d)
@@ -166,10 +116,8 @@ BV_EXPORT void ibv_free_device_list(struct ibv_device **list)
 
 BV_EXPORT const char *ibv_get_device_name(struct ibv_device *device)
 {
-	if (!device) {
-		errno = EINVAL;
-		return NULL;
-	}
+	if (!device)
+		return bv_null(EINVAL);
 	return device->name;
 }
 
@@ -209,11 +157,9 @@ static struct bv_context *context_new(struct blue_context *bctx, struct bv_devic
 	struct bv_context *c;
 	struct ibv_context *ctx;
 
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		errno = ENOMEM;
+	c = bv_obj_new(sizeof(*c));
+	if (!c)
 		return NULL;
-	}
 	c->bctx = bctx;
 	c->bdev = d;
 	pthread_mutex_init(&c->lock, NULL);
@@ -256,14 +202,11 @@ BV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 
 	if (!d || !d->used) {
 		bv_log("ibv_open_device: device is not one of ibv_get_device_list()'s");
-		errno = EINVAL;
-		return NULL;
+		return bv_null(EINVAL);
 	}
 	err = blue__netdev_query(d->ifname, &q);	/* says why on failure */
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
+	if (err)
+		return bv_null(-err);
 	c = context_new(NULL, d);
 	if (!c)
 		return NULL;
@@ -280,7 +223,7 @@ int bv_ctx_open(struct bv_context *c)
 		return 0;
 	bctx = blue_open_device(c->bdev->ifname);	/* says why on failure */
 	if (!bctx)
-		return errno ?: EIO;
+		return bv_ret(errno ?: EIO);
 	attrs_of(bctx, &c->attrs);
 	/* only a kernel without AF_XDP multi-buffer makes them differ (blue__netdev_query) */
 	if (c->attrs.port.active_mtu != said)

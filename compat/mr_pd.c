@@ -9,34 +9,23 @@ BV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
 	struct bv_context *c;
 	struct bv_pd *p;
-	int err;
 
 	if (!context) {
 		bv_log("ibv_alloc_pd: context is NULL");
-		errno = EINVAL;
-		return NULL;
+		return bv_null(EINVAL);
 	}
 	c = bv_ctx(context);
-	p = calloc(1, sizeof(*p));
-	if (!p) {
-		errno = ENOMEM;
+	p = bv_obj_new(sizeof(*p));
+	if (!p)
 		return NULL;
-	}
 	bv_lock(c);
-	err = bv_ctx_open(c);
-	if (err)
-		errno = err;
-	p->bpd = err ? NULL : blue_alloc_pd(c->bctx);
+	if (!bv_ctx_open(c))
+		p->bpd = blue_alloc_pd(c->bctx);
 	if (p->bpd)
 		bv_list_add(&c->pds, &p->link);
 	bv_unlock(c);
-	if (!p->bpd) {
-		int err = errno;
-
-		free(p);
-		errno = err;
-		return NULL;
-	}
+	if (!p->bpd)
+		return bv_obj_fail(p);
 	p->pd.context = context;
 	return &p->pd;
 }
@@ -94,38 +83,27 @@ BV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t 
 
 	if (!pd) {
 		bv_log("ibv_reg_mr: pd is NULL");
-		errno = EINVAL;
-		return NULL;
+		return bv_null(EINVAL);
 	}
 	if (iova != (uintptr_t)addr) {
 		bv_log("ibv_reg_mr_iova: iova 0x%llx differs from addr %p: blue addresses "
 		       "remote memory by virtual address only", (unsigned long long)iova, addr);
-		errno = EOPNOTSUPP;
-		return NULL;
+		return bv_null(EOPNOTSUPP);
 	}
 	a = bv_access((int)access, "ibv_reg_mr");
-	if (a < 0) {
-		errno = -a;
+	if (a < 0)
+		return bv_null(-a);
+	m = bv_obj_new(sizeof(*m));
+	if (!m)
 		return NULL;
-	}
-	m = calloc(1, sizeof(*m));
-	if (!m) {
-		errno = ENOMEM;
-		return NULL;
-	}
 	c = bv_ctx(pd->context);
 	bv_lock(c);
 	m->bmr = blue_reg_mr(bv_pd(pd)->bpd, addr, length, (unsigned int)a);
 	if (m->bmr)
 		bv_list_add(&c->mrs, &m->link);
 	bv_unlock(c);
-	if (!m->bmr) {
-		int err = errno;
-
-		free(m);
-		errno = err;
-		return NULL;
-	}
+	if (!m->bmr)
+		return bv_obj_fail(m);
 	m->mr.context = pd->context;
 	m->mr.pd = pd;
 	m->mr.addr = addr;
@@ -153,8 +131,7 @@ BV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, s
 {
 	(void)pd; (void)offset; (void)length; (void)iova; (void)fd; (void)access;
 	bv_log("ibv_reg_dmabuf_mr: dma-buf memory is not supported");
-	errno = EOPNOTSUPP;
-	return NULL;
+	return bv_null(EOPNOTSUPP);
 }
 
 BV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,

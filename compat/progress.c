@@ -34,14 +34,6 @@
 #define BV_NAP_US	20	/* the nap when the application is in libblue */
 #define BV_IDLE_MS	1	/* the longest sleep with nothing to do (timer granularity) */
 
-uint64_t bv_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void bv_doorbell(struct bv_context *c)
 {
 	(void)blue__progress(c->bctx);

@@ -54,49 +54,40 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 
 	if (!a) {
 		bv_log("ibv_create_qp_ex: qp_init_attr is NULL");
-		errno = EINVAL;
-		return NULL;
+		return bv_null(EINVAL);
 	}
 	if (a->comp_mask & ~known) {
 		bv_log("ibv_create_qp_ex: comp_mask 0x%x is not supported (create flags, TSO, "
 		       "RSS, XRC, source QPN)", a->comp_mask & ~known);
-		errno = EOPNOTSUPP;
-		return NULL;
+		return bv_null(EOPNOTSUPP);
 	}
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd) {
 		bv_log("ibv_create_qp_ex: pd is missing (IBV_QP_INIT_ATTR_PD)");
-		errno = EINVAL;
-		return NULL;
+		return bv_null(EINVAL);
 	}
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    (a->send_ops_flags & ~(uint64_t)BV_SEND_OPS)) {
 		bv_log("ibv_create_qp_ex: send_ops_flags 0x%llx are not supported (memory "
 		       "windows, invalidate, TSO, atomic write)",
 		       (unsigned long long)(a->send_ops_flags & ~(uint64_t)BV_SEND_OPS));
-		errno = EOPNOTSUPP;
-		return NULL;
+		return bv_null(EOPNOTSUPP);
 	}
 	if (a->qp_type != IBV_QPT_RC) {
 		bv_log("ibv_create_qp: qp_type %d is not supported; blue has RC (%d) only",
 		       a->qp_type, IBV_QPT_RC);
-		errno = EOPNOTSUPP;
-		return NULL;
+		return bv_null(EOPNOTSUPP);
 	}
 	if (a->srq) {
 		bv_log("ibv_create_qp: srq: shared receive queues are not supported");
-		errno = EOPNOTSUPP;
-		return NULL;
+		return bv_null(EOPNOTSUPP);
 	}
 	if (!a->send_cq || !a->recv_cq) {
 		bv_log("ibv_create_qp: %s is NULL", a->send_cq ? "recv_cq" : "send_cq");
-		errno = EINVAL;
-		return NULL;
+		return bv_null(EINVAL);
 	}
-	q = calloc(1, sizeof(*q));
-	if (!q) {
-		errno = ENOMEM;
+	q = bv_obj_new(sizeof(*q));
+	if (!q)
 		return NULL;
-	}
 	memset(&bi, 0, sizeof(bi));
 	bi.qp_context = q;
 	bi.send_cq = bv_cq(a->send_cq)->bcq;
@@ -115,13 +106,8 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 	if (q->bqp)
 		bv_list_add(&c->qps, &q->link);
 	bv_unlock(c);
-	if (!q->bqp) {
-		int err = errno;
-
-		free(q);
-		errno = err;
-		return NULL;
-	}
+	if (!q->bqp)
+		return bv_obj_fail(q);
 	q->qpx.qp_base.context = context;
 	q->qpx.qp_base.qp_context = a->qp_context;
 	q->qpx.qp_base.pd = a->pd;
@@ -148,8 +134,7 @@ BV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_att
 
 	if (!pd || !attr) {
 		bv_log("ibv_create_qp: %s is NULL", pd ? "qp_init_attr" : "pd");
-		errno = EINVAL;
-		return NULL;
+		return bv_null(EINVAL);
 	}
 	memset(&ex, 0, sizeof(ex));
 	memcpy(&ex, attr, sizeof(*attr));
@@ -165,10 +150,8 @@ BV_EXPORT struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
 	struct bv_qp *q = bv_qp(qp);
 
-	if (!q || !q->ex) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (!q || !q->ex)
+		return bv_null(EOPNOTSUPP);
 	return &q->qpx;
 }
 

@@ -123,35 +123,35 @@ static int bx_complete(struct ibv_qp_ex *x)
 	return err;
 }
 
-static void bx_rdma_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr)
+/* A new RDMA WRITE/READ work request on @rkey/@raddr (NULL: wr_new failed). */
+static struct bv_wr *wr_rdma(struct ibv_qp_ex *x, enum blue_wr_opcode op, uint32_t rkey,
+			     uint64_t raddr)
 {
-	struct bv_wr *w = wr_new(x, BLUE_WR_RDMA_WRITE);
+	struct bv_wr *w = wr_new(x, op);
 
 	if (w) {
 		w->wr.wr.rdma.rkey = rkey;
 		w->wr.wr.rdma.remote_addr = raddr;
 	}
+	return w;
+}
+
+static void bx_rdma_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr)
+{
+	(void)wr_rdma(x, BLUE_WR_RDMA_WRITE, rkey, raddr);
 }
 
 static void bx_rdma_write_imm(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr, __be32 imm)
 {
-	struct bv_wr *w = wr_new(x, BLUE_WR_RDMA_WRITE_WITH_IMM);
+	struct bv_wr *w = wr_rdma(x, BLUE_WR_RDMA_WRITE_WITH_IMM, rkey, raddr);
 
-	if (w) {
-		w->wr.wr.rdma.rkey = rkey;
-		w->wr.wr.rdma.remote_addr = raddr;
+	if (w)
 		w->wr.imm_data = imm;
-	}
 }
 
 static void bx_rdma_read(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr)
 {
-	struct bv_wr *w = wr_new(x, BLUE_WR_RDMA_READ);
-
-	if (w) {
-		w->wr.wr.rdma.rkey = rkey;
-		w->wr.wr.rdma.remote_addr = raddr;
-	}
+	(void)wr_rdma(x, BLUE_WR_RDMA_READ, rkey, raddr);
 }
 
 static void bx_send(struct ibv_qp_ex *x)
@@ -167,28 +167,29 @@ static void bx_send_imm(struct ibv_qp_ex *x, __be32 imm)
 		w->wr.imm_data = imm;
 }
 
-static void bx_cmp_swp(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr, uint64_t compare,
-		       uint64_t swap)
+/* An atomic on the 8 bytes at @rkey/@raddr (@swap: 0 for FETCH_AND_ADD, which has none). */
+static void wr_atomic(struct ibv_qp_ex *x, enum blue_wr_opcode op, uint32_t rkey,
+		      uint64_t raddr, uint64_t compare_add, uint64_t swap)
 {
-	struct bv_wr *w = wr_new(x, BLUE_WR_ATOMIC_CMP_AND_SWP);
+	struct bv_wr *w = wr_new(x, op);
 
 	if (w) {
 		w->wr.wr.atomic.rkey = rkey;
 		w->wr.wr.atomic.remote_addr = raddr;
-		w->wr.wr.atomic.compare_add = compare;
+		w->wr.wr.atomic.compare_add = compare_add;
 		w->wr.wr.atomic.swap = swap;
 	}
 }
 
+static void bx_cmp_swp(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr, uint64_t compare,
+		       uint64_t swap)
+{
+	wr_atomic(x, BLUE_WR_ATOMIC_CMP_AND_SWP, rkey, raddr, compare, swap);
+}
+
 static void bx_fetch_add(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr, uint64_t add)
 {
-	struct bv_wr *w = wr_new(x, BLUE_WR_ATOMIC_FETCH_AND_ADD);
-
-	if (w) {
-		w->wr.wr.atomic.rkey = rkey;
-		w->wr.wr.atomic.remote_addr = raddr;
-		w->wr.wr.atomic.compare_add = add;
-	}
+	wr_atomic(x, BLUE_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr, add, 0);
 }
 
 static void bx_set_sge_list(struct ibv_qp_ex *x, size_t num, const struct ibv_sge *sg)

@@ -12,8 +12,7 @@ BV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_
 {
 	(void)pd; (void)attr;
 	BV_NOTSUP("ibv_create_srq");
-	errno = EOPNOTSUPP;
-	return NULL;
+	return bv_null(EOPNOTSUPP);
 }
 
 BV_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
@@ -38,8 +37,7 @@ BV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *at
 {
 	(void)pd; (void)attr;
 	BV_NOTSUP("ibv_create_ah");
-	errno = EOPNOTSUPP;
-	return NULL;
+	return bv_null(EOPNOTSUPP);
 }
 
 BV_EXPORT int ibv_destroy_ah(struct ibv_ah *ah)
@@ -62,8 +60,7 @@ BV_EXPORT struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc 
 {
 	(void)pd; (void)wc; (void)grh; (void)port_num;
 	BV_NOTSUP("ibv_create_ah_from_wc");
-	errno = EOPNOTSUPP;
-	return NULL;
+	return bv_null(EOPNOTSUPP);
 }
 
 BV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)

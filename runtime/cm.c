@@ -20,6 +20,7 @@
 #include <zlib.h>
 
 #include "runtime/cm.h"
+#include "runtime/device.h"
 #include "runtime/log.h"
 
 static uint32_t wire_crc(const struct blue_cm_wire *w)
@@ -51,16 +52,6 @@ void blue__cm_encode(const struct blue_cm_info *in, struct blue_cm_wire *w)
 	w->crc = htonl(wire_crc(w));
 }
 
-/* Is @gid ::ffff:a.b.c.d (annex A17.4.1)? Then *@ip is a.b.c.d in network order. */
-static bool gid_ipv4(const union blue_gid *gid, uint32_t *ip)
-{
-	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	if (memcmp(gid->raw, prefix, sizeof(prefix)))
-		return false;
-	memcpy(ip, gid->raw + 12, 4);
-	return true;
-}
 
 /* Field checks shared by our own info (EINVAL) and the peer's (EBADMSG). */
 static int info_check(const struct blue_cm_info *in, int err, const char *who)
@@ -76,7 +67,7 @@ static int info_check(const struct blue_cm_info *in, int err, const char *who)
 	if (blue_mtu_bytes(in->mtu) < 0)
 		return blue__cm_fail(err, "%s path MTU field %d is not an IB MTU "
 				     "(1=256 .. 5=4096)", who, (int)in->mtu);
-	if (in->ipv4 && gid_ipv4(&in->gid, &gip) && gip != in->ipv4) {
+	if (in->ipv4 && blue__gid_ipv4(&in->gid, &gip) && gip != in->ipv4) {
 		inet_ntop(AF_INET, &gip, a, sizeof(a));
 		inet_ntop(AF_INET, &in->ipv4, b, sizeof(b));
 		return blue__cm_fail(err, "%s GID ::ffff:%s does not match its IPv4 address %s",

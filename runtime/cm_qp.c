@@ -27,16 +27,6 @@ static bool gid_is_zero(const union blue_gid *g)
 	return true;
 }
 
-/* ::ffff:a.b.c.d -> a.b.c.d in network order (annex A17.4.1). */
-static bool gid_ipv4(const union blue_gid *gid, uint32_t *ip)
-{
-	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	if (memcmp(gid->raw, prefix, sizeof(prefix)))
-		return false;
-	memcpy(ip, gid->raw + 12, 4);
-	return true;
-}
 
 /*
  * fe80::/64 with a modified EUI-64 interface ID -> the MAC it was made from (RFC 4291
@@ -98,7 +88,7 @@ int blue_cm_info_from_qp(struct blue_context *ctx, struct blue_qp *qp, int gid_i
 	info->transport = init.qp_type;
 	/* the device's addresses, read back from its GID table (see blue_query_gid) */
 	if (blue_query_gid(ctx, 1, 1, &g) == 0)
-		gid_ipv4(&g, &info->ipv4);
+		blue__gid_ipv4(&g, &info->ipv4);
 	if (blue_query_gid(ctx, 1, 0, &g) == 0)
 		gid_mac(&g, info->mac);
 	blue__obs_conn_begin(qp);
@@ -156,7 +146,7 @@ int blue_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t lo
 		return -blue__cm_fail(EINVAL, "connect_qp: the peer sent no GID; RoCEv2 needs "
 				      "one (with ibv_rc_pingpong, pass -g with the index of its "
 				      "IPv4 GID, e.g. -g 1)");
-	if (!gid_ipv4(&remote->gid, &ip))
+	if (!blue__gid_ipv4(&remote->gid, &ip))
 		ip = remote->ipv4;
 	if (ip && memcmp(remote->mac, no_mac, 6)) {
 		err = blue__set_neigh(ctx, ip, remote->mac);

@@ -15,7 +15,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -23,6 +22,7 @@
 
 #include "runtime/cm.h"
 #include "runtime/log.h"
+#include "runtime/progress.h"
 
 /* A refused connect is retried after this long: the server is starting up. */
 #define CM_CONNECT_RETRY_MS	20
@@ -71,10 +71,7 @@ const char *blue__cm_transport_str(unsigned int t)
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return blue__now_ns() / 1000000u;
 }
 
 uint64_t blue__cm_deadline(int timeout_ms)

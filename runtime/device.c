@@ -42,6 +42,16 @@ enum blue_mtu blue__mtu_for(uint32_t frame_room, uint32_t netdev_mtu)
 	return m;
 }
 
+bool blue__gid_ipv4(const union blue_gid *gid, uint32_t *ip)
+{
+	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	if (memcmp(gid->raw, prefix, sizeof(prefix)))
+		return false;
+	memcpy(ip, gid->raw + 12, 4);
+	return true;
+}
+
 void blue__fill_gids(union blue_gid gid[BLUE_GID_TBL_LEN], const uint8_t mac[6], uint32_t ip)
 {
 	uint8_t *g;
@@ -83,6 +93,8 @@ struct blue_context *blue_open_device_hal(struct blue_hal *hal, const uint8_t ma
 	}
 	ctx->hal = hal;
 	ctx->timer_fd = -1;
+	/* progress.c ack_hold: hold ACK-only doorbells for the next pass */
+	ctx->eng.defer_acks = blue__env_flag("BLUE_ACK_DEFER", true);
 	blue__obs_init(ctx);
 	ctx->qp_tbl = blue_hal_qp_ctx_table(hal);
 	memcpy(ctx->mac, mac, 6);

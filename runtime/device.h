@@ -97,6 +97,18 @@ int blue__resolve_neigh(struct blue_context *ctx, uint32_t ip, uint8_t mac[6])
 void blue__fill_gids(union blue_gid gid[BLUE_GID_TBL_LEN], const uint8_t mac[6], uint32_t ip)
 	__attribute__((visibility("hidden")));
 
+/* The MAC and MTU of @ifname (SIOCGIFHWADDR, SIOCGIFMTU); 0 or a negative errno. */
+int blue__netdev_l2(const char *ifname, uint8_t mac[6], uint32_t *mtu)
+	__attribute__((visibility("hidden")));
+
+/* Is blue's pinned program the XDP program of @ifname (@ifindex) in this namespace?
+ * 0, or -ENOENT; with @say, a message says what to run (netdev.c). */
+int blue__netdev_attached(const char *ifname, unsigned int ifindex, bool say)
+	__attribute__((visibility("hidden")));
+
+/* Is @gid ::ffff:a.b.c.d (annex A17.4.1)? Then *@ip is a.b.c.d in network order. */
+bool blue__gid_ipv4(const union blue_gid *gid, uint32_t *ip) __attribute__((visibility("hidden")));
+
 /* The IB MTU for a frame room and a netdev MTU (0: no netdev limit). */
 enum blue_mtu blue__mtu_for(uint32_t frame_room, uint32_t netdev_mtu)
 	__attribute__((visibility("hidden")));

@@ -30,7 +30,7 @@
 #include "runtime/device.h"
 #include "runtime/log.h"
 
-static int netdev_l2(const char *ifname, uint8_t mac[6], uint32_t *mtu)
+int blue__netdev_l2(const char *ifname, uint8_t mac[6], uint32_t *mtu)
 {
 	struct ifreq ifr;
 	int fd, err = 0;
@@ -75,14 +75,17 @@ static int netdev_ipv4(const char *ifname, uint32_t *ip)
 	return err;
 }
 
+/* a message only when the caller wants one (a device scan does not) */
+#define SAY(...) do { if (say) blue__logf(__VA_ARGS__); } while (0)
+
 /*
  * Is blue attached to @ifname in this network namespace? The pins live under one bpffs
  * that every namespace shares, keyed by interface name only, so a pin directory may
  * belong to a same-named netdev elsewhere, or outlive a detach. What decides is that
  * the program pinned there is the XDP program on this ifindex (in any mode).
- * Return: 0, or -ENOENT after saying what to run.
+ * Return: 0, or -ENOENT (after saying what to run, with @say).
  */
-static int check_attached(const char *ifname, unsigned int ifindex)
+int blue__netdev_attached(const char *ifname, unsigned int ifindex, bool say)
 {
 	LIBBPF_OPTS(bpf_xdp_query_opts, q);
 	struct bpf_prog_info info;
@@ -92,7 +95,7 @@ static int check_attached(const char *ifname, unsigned int ifindex)
 	int fd, err;
 
 	if (statfs(BLUE_BPFFS, &sfs) || sfs.f_type != BPF_FS_MAGIC) {
-		blue__logf("open_device: %s: %s is not a mounted bpffs here, so blue's pins "
+		SAY("open_device: %s: %s is not a mounted bpffs here, so blue's pins "
 			   "cannot be found (under `ip netns exec` use `nsenter --net=...` "
 			   "instead, or mount -t bpf bpf %s)", ifname, BLUE_BPFFS, BLUE_BPFFS);
 		return -ENOENT;
@@ -102,10 +105,10 @@ static int check_attached(const char *ifname, unsigned int ifindex)
 	if (fd < 0) {
 		err = errno;
 		if (err == ENOENT)
-			blue__logf("%s: blue is not attached; run 'bluectl attach %s'", ifname,
+			SAY("%s: blue is not attached; run 'bluectl attach %s'", ifname,
 				   ifname);
 		else
-			blue__logf("open_device: %s: cannot open %s: %s", ifname, path,
+			SAY("open_device: %s: cannot open %s: %s", ifname, path,
 				   strerror(err));
 		return -ENOENT;
 	}
@@ -113,19 +116,21 @@ static int check_attached(const char *ifname, unsigned int ifindex)
 	err = bpf_obj_get_info_by_fd(fd, &info, &len) ? -errno : 0;
 	close(fd);
 	if (err) {
-		blue__logf("open_device: %s: %s: %s", ifname, path, strerror(-err));
+		SAY("open_device: %s: %s: %s", ifname, path, strerror(-err));
 		return err;
 	}
 	if (bpf_xdp_query((int)ifindex, 0, &q) == 0 &&
 	    (q.prog_id == info.id || q.drv_prog_id == info.id || q.skb_prog_id == info.id ||
 	     q.hw_prog_id == info.id))
 		return 0;
-	blue__logf("%s: blue is not attached; run 'bluectl attach %s' (pins exist under "
+	SAY("%s: blue is not attached; run 'bluectl attach %s' (pins exist under "
 		   "%s/%s, but this netdev runs XDP program id %u, not blue's id %u: left over "
 		   "from a detach, or from a same-named netdev in another namespace)", ifname,
 		   ifname, BLUE_PIN_ROOT, ifname, q.prog_id, info.id);
 	return -ENOENT;
 }
+
+#undef SAY
 
 /*
  * QP slots still claimed in the pinned table when we get here were left by a process
@@ -209,12 +214,12 @@ struct blue_context *blue_open_device(const char *ifname)
 		return NULL;
 	}
 	pin_from_env();
-	err = check_attached(ifname, ifindex);
+	err = blue__netdev_attached(ifname, ifindex, true);
 	if (err) {
 		errno = -err;
 		return NULL;
 	}
-	err = netdev_l2(ifname, mac, &mtu);
+	err = blue__netdev_l2(ifname, mac, &mtu);
 	if (err) {
 		blue__logf("open_device: cannot read the MAC/MTU of %s: %s", ifname,
 			   strerror(-err));
@@ -280,10 +285,10 @@ int blue__netdev_query(const char *ifname, struct blue_netdev_query *q)
 		blue__logf("open_device: no interface %s in this network namespace", ifname);
 		return -ENODEV;
 	}
-	err = check_attached(ifname, ifindex);
+	err = blue__netdev_attached(ifname, ifindex, true);
 	if (err)
 		return err;
-	err = netdev_l2(ifname, mac, &mtu);
+	err = blue__netdev_l2(ifname, mac, &mtu);
 	if (err) {
 		blue__logf("open_device: cannot read the MAC/MTU of %s: %s", ifname,
 			   strerror(-err));

@@ -315,10 +315,6 @@ int blue__progress(struct blue_context *ctx)
 
 	if (eng->running)
 		return 0;	/* called back from inside a pass: the pass is doing it */
-	if (!eng->knobs_read) {
-		eng->defer_acks = blue__env_flag("BLUE_ACK_DEFER", true);
-		eng->knobs_read = true;
-	}
 	eng->running = true;
 	eng->pass_other = 0;
 	eng->pass_released = false;

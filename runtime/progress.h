@@ -63,8 +63,7 @@ struct blue_engine {
 	unsigned int ndack;
 	unsigned int pass_other;		/* frames this pass that are not plain ACKs */
 	bool pass_released;			/* this pass queued the held ACKs */
-	bool defer_acks;			/* BLUE_ACK_DEFER (default on) */
-	bool knobs_read;			/* defer_acks is set */
+	bool defer_acks;			/* BLUE_ACK_DEFER (default on), read at open */
 	uint64_t posts;				/* post_send calls that posted (atomic) */
 	uint64_t posts_seen;			/* posts at the last ACK-only pass */
 	unsigned int budget;			/* frames this pass may still send */

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 
 #include "runtime/codec.h"
+#include "runtime/device.h"
 #include "runtime/log.h"
 #include "runtime/probes.h"
 #include "runtime/qp.h"
@@ -342,16 +343,6 @@ static const char *attr_list(uint32_t mask, char *buf, size_t len)
 	return buf;
 }
 
-/* Is @gid an IPv4-mapped IPv6 address (::ffff:a.b.c.d, annex A17.4.1)? */
-static bool gid_ipv4(const union blue_gid *gid, uint32_t *ip)
-{
-	static const uint8_t prefix[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
-	if (memcmp(gid->raw, prefix, sizeof(prefix)))
-		return false;
-	memcpy(ip, gid->raw + 12, 4);
-	return true;
-}
 
 #define MODIFY_ERR(qpn, fmt, ...) do { \
 		blue__logf("modify_qp: QP 0x%x: " fmt, qpn, ##__VA_ARGS__); \
@@ -406,7 +397,7 @@ static int attr_check(struct blue_qp *qp, const struct blue_qp_attr *a, uint32_t
 			MODIFY_ERR(qp->qpn, "sgid_index %u; use 1, the IPv4 GID (index 0 is "
 				   "the IPv6 link-local one, and RoCEv2 over IPv6 is not served yet)",
 				   a->ah_attr.sgid_index);
-		if (!gid_ipv4(&a->ah_attr.dgid, peer_ip))
+		if (!blue__gid_ipv4(&a->ah_attr.dgid, peer_ip))
 			MODIFY_ERR(qp->qpn, "the destination GID is not IPv4-mapped "
 				   "(::ffff:a.b.c.d); RoCEv2 over IPv6 is not served yet");
 		if (blue__resolve_neigh(qp->ctx, *peer_ip, peer_mac)) {

@@ -83,6 +83,7 @@
 #include <isa-l/crc.h>
 
 #include <blue/blue.h>
+#include "tools/common/tool_common.h"
 
 #define XFER_VERSION	1
 #define XFER_MAGIC	0x42584631u	/* "BXF1" */
@@ -211,30 +212,6 @@ static void usage(FILE *f, const char *argv0)
 		argv0, argv0, XFER_PORT);
 }
 
-/* A whole number in [lo, hi] with an optional K, M or G (binary) suffix, or -1. */
-static long long num_arg(const char *what, const char *s, long long lo, long long hi,
-			 bool suffix)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (suffix && end != s) {
-		switch (*end) {
-		case 'k': case 'K': v <<= 10; end++; break;
-		case 'm': case 'M': v <<= 20; end++; break;
-		case 'g': case 'G': v <<= 30; end++; break;
-		}
-	}
-	if (errno || end == s || *end || s[0] == '-' || v < (unsigned long long)lo ||
-	    v > (unsigned long long)hi) {
-		fprintf(stderr, "invalid %s '%s': expected %lld..%lld\n", what, s, lo, hi);
-		return -1;
-	}
-	return (long long)v;
-}
-
 static int parse_ops(const char *s, uint32_t *mask)
 {
 	char *dup = strdup(s), *tok, *save = NULL;
@@ -276,7 +253,7 @@ static int parse_sizes(const char *s, struct opts *o)
 			break;
 		}
 		/* a message is at most 2^31 bytes (IBA); 1 GiB keeps memory sane */
-		v = num_arg("size", tok, 1, 1ll << 30, true);
+		v = tool_num_arg("size", tok, 1, 1ll << 30, true);
 		if (v < 0) {
 			err = -1;
 			break;
@@ -285,14 +262,6 @@ static int parse_sizes(const char *s, struct opts *o)
 	}
 	free(dup);
 	return err || !o->nsizes ? -1 : 0;
-}
-
-static enum blue_mtu mtu_enum(long long b)
-{
-	for (int m = BLUE_MTU_256; m <= BLUE_MTU_4096; m++)
-		if (blue_mtu_bytes((enum blue_mtu)m) == b)
-			return (enum blue_mtu)m;
-	return 0;
 }
 
 /* "BASE,K" in microseconds for the linear ACK timeout, as blue_qp_set_retx() bounds it. */
@@ -308,8 +277,8 @@ static int parse_tmo_us(const char *s, struct opts *o)
 		return -1;
 	}
 	*k++ = 0;
-	base = num_arg("timeout base (us)", dup, 0, BLUE_RETX_MAX_BASE_US, false);
-	kk = base < 0 ? -1 : num_arg("timeout k (us)", k, 0, BLUE_RETX_MAX_K_US, false);
+	base = tool_num_arg("timeout base (us)", dup, 0, BLUE_RETX_MAX_BASE_US, false);
+	kk = base < 0 ? -1 : tool_num_arg("timeout k (us)", k, 0, BLUE_RETX_MAX_K_US, false);
 	if (base >= 0 && kk >= 0) {
 		if (!base && !kk) {
 			fprintf(stderr, "invalid --timeout-us '%s': a timeout of 0 us\n", s);
@@ -369,12 +338,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->ifname = optarg;
 			break;
 		case 'p':
-			v = num_arg("port", optarg, 1, 65535, false);
+			v = tool_num_arg("port", optarg, 1, 65535, false);
 			o->port = (uint16_t)v;
 			break;
 		case 'q':
 			/* the device has 4094 QPs (two of 4096 slots are QPN 0 and 1) */
-			v = num_arg("QP count", optarg, 1, 4094, false);
+			v = tool_num_arg("QP count", optarg, 1, 4094, false);
 			o->nqps = (uint32_t)v;
 			break;
 		case 'o':
@@ -386,27 +355,24 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				v = -1;
 			break;
 		case 'n':
-			v = num_arg("iterations", optarg, 1, UINT32_MAX >> 1, true);
+			v = tool_num_arg("iterations", optarg, 1, UINT32_MAX >> 1, true);
 			o->iters = (uint32_t)v;
 			break;
 		case 't':
-			v = num_arg("depth", optarg, 1, 8192, false);
+			v = tool_num_arg("depth", optarg, 1, 8192, false);
 			o->depth = (uint32_t)v;
 			break;
 		case 'T':
-			v = num_arg("timeout", optarg, 1, 3600, false);
+			v = tool_num_arg("timeout", optarg, 1, 3600, false);
 			o->timeout_s = (int)v;
 			break;
 		case 'm':
-			v = num_arg("MTU", optarg, 256, 4096, false);
-			if (v > 0 && !(o->mtu = mtu_enum(v))) {
-				fprintf(stderr, "invalid MTU %lld: use 256, 512, 1024, 2048 or "
-					"4096\n", v);
-				v = -1;
-			}
+			v = tool_mtu_arg(optarg);
+			if (v > 0)
+				o->mtu = (enum blue_mtu)v;
 			break;
 		case 'g':
-			v = num_arg("GID index", optarg, 0, 255, false);
+			v = tool_num_arg("GID index", optarg, 0, 255, false);
 			o->gidx = (int)v;
 			break;
 		case O_VERIFY:
@@ -416,26 +382,26 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->progress = true;
 			break;
 		case O_LAT_ITERS:
-			v = num_arg("latency iterations", optarg, 0, 1000000, false);
+			v = tool_num_arg("latency iterations", optarg, 0, 1000000, false);
 			o->lat_iters = (uint32_t)v;
 			break;
 		case O_LAT_MAX:
-			v = num_arg("latency size bound", optarg, 0, 1ll << 30, true);
+			v = tool_num_arg("latency size bound", optarg, 0, 1ll << 30, true);
 			o->lat_max = (uint32_t)v;
 			break;
 		case O_ACK_TMO:
-			v = num_arg("ACK timeout exponent", optarg, 1, 31, false);
+			v = tool_num_arg("ACK timeout exponent", optarg, 1, 31, false);
 			o->ack_timeout = (uint8_t)v;
 			break;
 		case O_RETRY:
-			v = num_arg("retry count", optarg, 0, 7, false);
+			v = tool_num_arg("retry count", optarg, 0, 7, false);
 			o->retry_cnt = (uint8_t)v;
 			break;
 		case O_DEATH:
 			o->expect_death = true;
 			break;
 		case O_HOLD:
-			v = num_arg("hold time", optarg, 1, 3600, false);
+			v = tool_num_arg("hold time", optarg, 1, 3600, false);
 			o->hold_s = (int)v;
 			break;
 		case O_INJECT:
@@ -488,14 +454,6 @@ static int parse_args(int argc, char **argv, struct opts *o)
 }
 
 /* ---- small helpers ---------------------------------------------------------------- */
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* splitmix64's finaliser: a well-mixed 64-bit value of any key. */
 static uint64_t mix64(uint64_t x)
@@ -559,7 +517,7 @@ static uint64_t random_seed(void)
 	uint64_t s;
 
 	if (getrandom(&s, sizeof(s), GRND_NONBLOCK) != (ssize_t)sizeof(s))
-		s = now_ns() ^ (uint64_t)getpid() << 32;
+		s = tool_now_ns() ^ (uint64_t)getpid() << 32;
 	return s;
 }
 
@@ -665,24 +623,6 @@ static uint64_t get64(struct rbuf *r)
 	return be64toh(v);
 }
 
-static int io_wait(int fd, short ev, uint64_t deadline)
-{
-	struct pollfd p = { .fd = fd, .events = ev };
-	uint64_t now;
-	int n;
-
-	for (;;) {
-		now = now_ns();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		n = poll(&p, 1, (int)((deadline - now) / 1000000u) + 1);
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
 static int send_all(int fd, const void *buf, size_t len, uint64_t deadline)
 {
 	const uint8_t *p = buf;
@@ -698,7 +638,7 @@ static int send_all(int fd, const void *buf, size_t len, uint64_t deadline)
 		}
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return -errno;
-		err = io_wait(fd, POLLOUT, deadline);
+		err = tool_poll_wait(fd, POLLOUT, deadline);
 		if (err)
 			return err;
 	}
@@ -723,7 +663,7 @@ static int recv_all(int fd, void *buf, size_t len, uint64_t deadline)
 			return -ECONNRESET;
 		if (errno != EAGAIN && errno != EINTR)
 			return -errno;
-		err = io_wait(fd, POLLIN, deadline);
+		err = tool_poll_wait(fd, POLLIN, deadline);
 		if (err)
 			return err;
 	}
@@ -822,7 +762,7 @@ struct xfer {
 
 static uint64_t deadline(const struct xfer *x)
 {
-	return now_ns() + x->tmo_ns;
+	return tool_now_ns() + x->tmo_ns;
 }
 
 static int xfer_open(struct xfer *x)
@@ -1036,14 +976,14 @@ static int xfer_connect(struct xfer *x)
 static void xfer_hold(struct xfer *x)
 {
 	struct sigaction sa = { .sa_handler = on_release };
-	uint64_t dl = now_ns() + (uint64_t)x->o->hold_s * 1000000000ull;
+	uint64_t dl = tool_now_ns() + (uint64_t)x->o->hold_s * 1000000000ull;
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	printf("HOLDING: %u QP%s on %s; release with kill -USR1 %d (at most %d s)\n",
 	       x->nqps, x->nqps > 1 ? "s" : "", x->o->ifname, (int)getpid(), x->o->hold_s);
-	while (!release_flag && now_ns() < dl) {
+	while (!release_flag && tool_now_ns() < dl) {
 		blue_poll_cq(x->cq, 0, NULL);
 		usleep(10000);
 	}
@@ -1306,7 +1246,7 @@ atomic:
 		break;
 	}
 	if (r->lat)
-		c->t_post[(size_t)qi * r->depth + ls] = now_ns();
+		c->t_post[(size_t)qi * r->depth + ls] = tool_now_ns();
 	err = blue_post_send(q->qp, &wr, &bad);
 	if (err) {
 		fprintf(stderr, "post_send on QP %u (%s, WR %u) failed: %s\n", qi,
@@ -1365,13 +1305,6 @@ static void client_wc_ok(struct xfer *x, struct cround *c, uint32_t qi, const st
 	run->done++;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The peer died (a WC error, or the control connection closed): account for every WR.
  * Each QP must end in ERROR with exactly one RETRY_EXC_ERR (its oldest WR) and every
@@ -1385,7 +1318,7 @@ static int peer_death(struct xfer *x, struct cround *c, const struct blue_wc *pe
 {
 	const struct round *r = c->r;
 	struct blue_wc wc[POLL_BATCH];
-	uint64_t t0 = now_ns(), dl = t0 + x->tmo_ns, t_end;
+	uint64_t t0 = tool_now_ns(), dl = t0 + x->tmo_ns, t_end;
 	uint32_t nerr = 0, nflushed = 0, nbad = 0, nprobe = 0;
 	bool *probed = calloc(r->nqps, sizeof(bool));
 	int n, k, ok = 1;
@@ -1416,7 +1349,7 @@ static int peer_death(struct xfer *x, struct cround *c, const struct blue_wc *pe
 		}
 		if (all)
 			break;
-		if (now_ns() > dl) {
+		if (tool_now_ns() > dl) {
 			printf("PEER-DEATH FAILED: not every WR completed within %d s\n",
 			       x->o->timeout_s);
 			ok = 0;
@@ -1453,7 +1386,7 @@ static int peer_death(struct xfer *x, struct cround *c, const struct blue_wc *pe
 					nbad++;
 				}
 				run->late_ok++;
-				t_last_ok = now_ns();
+				t_last_ok = tool_now_ns();
 			} else if (!run->erred) {
 				run->erred = true;
 				nerr++;
@@ -1473,7 +1406,7 @@ static int peer_death(struct xfer *x, struct cround *c, const struct blue_wc *pe
 			}
 		}
 	}
-	t_end = now_ns();
+	t_end = tool_now_ns();
 	for (uint32_t qi = 0; qi < r->nqps && ok; qi++) {
 		struct crun *run = &c->run[qi];
 		struct blue_qp_attr a;
@@ -1625,7 +1558,7 @@ static int client_round(struct xfer *x, const struct round *r, struct result *re
 			fill_pattern(x->q[qi].buf, (size_t)r->depth * r->size,
 				     key3(r->seed, qi, 0xba5e));
 
-	t0 = t_prog = now_ns();
+	t0 = t_prog = tool_now_ns();
 	dl = t0 + x->tmo_ns;
 	while (done < total) {
 		for (uint32_t qi = 0; qi < r->nqps; qi++) {
@@ -1641,7 +1574,7 @@ static int client_round(struct xfer *x, const struct round *r, struct result *re
 			goto out;
 		}
 		if (n) {
-			uint64_t t = now_ns();
+			uint64_t t = tool_now_ns();
 
 			x->wcs_reaped += (uint64_t)n;
 			for (k = 0; k < n; k++) {
@@ -1672,7 +1605,7 @@ static int client_round(struct xfer *x, const struct round *r, struct result *re
 			}
 			t_end = t;
 			dl = t + x->tmo_ns;	/* bounded by the time without progress */
-		} else if (now_ns() > dl) {
+		} else if (tool_now_ns() > dl) {
 			fprintf(stderr, "%s: no completion for %d s (%" PRIu64 " of %" PRIu64
 				" done): is the server alive?\n", name, o->timeout_s, done, total);
 			if (o->expect_death) {
@@ -1681,10 +1614,10 @@ static int client_round(struct xfer *x, const struct round *r, struct result *re
 			}
 			goto out;
 		}
-		if (o->progress && now_ns() - t_prog >= PROGRESS_NS) {
-			double s = (double)(now_ns() - t0) / 1e9;
+		if (o->progress && tool_now_ns() - t_prog >= PROGRESS_NS) {
+			double s = (double)(tool_now_ns() - t0) / 1e9;
 
-			t_prog = now_ns();
+			t_prog = tool_now_ns();
 			printf("[progress] %s: %" PRIu64 "/%" PRIu64 " WRs (%.0f%%), %.3f Gbit/s, "
 			       "%.1f s\n", name, done, total, 100.0 * (double)done / (double)total,
 			       (double)done * r->size * 8 / s / 1e9, s);
@@ -1698,7 +1631,7 @@ static int client_round(struct xfer *x, const struct round *r, struct result *re
 	if (r->lat && c.nlat) {
 		double sum = 0;
 
-		qsort(c.lat, c.nlat, sizeof(double), cmp_double);
+		qsort(c.lat, c.nlat, sizeof(double), tool_cmp_double);
 		for (uint32_t i = 0; i < c.nlat; i++)
 			sum += c.lat[i];
 		res->lat_avg = sum / c.nlat;
@@ -1777,10 +1710,10 @@ out:
 static int completions_check(struct xfer *x)
 {
 	struct blue_wc wc[POLL_BATCH];
-	uint64_t dl = now_ns() + 200000000ull, late = 0;
+	uint64_t dl = tool_now_ns() + 200000000ull, late = 0;
 	int n;
 
-	while (now_ns() < dl) {
+	while (tool_now_ns() < dl) {
 		n = blue_poll_cq(x->cq, POLL_BATCH, wc);
 		if (n < 0) {
 			fprintf(stderr, "poll_cq: %s\n", strerror(-n));
@@ -2323,14 +2256,14 @@ static int server_serve(struct xfer *x, uint64_t *nbad, bool *client_ok)
 			*nbad += s.bad;
 		}
 		if (s.active)
-			server_watch(x, &s, now_ns());
-		if (s.active && now_ns() > s.dl) {
+			server_watch(x, &s, tool_now_ns());
+		if (s.active && tool_now_ns() > s.dl) {
 			printf("server: CHECK FAILED: round %u stalled for %d s (%s)\n",
 			       s.r.idx, x->o->timeout_s, s.done_rcvd ? "receives missing" :
 			       "no DONE from the client");
 			break;
 		}
-		if (!s.active && now_ns() > idle_dl) {
+		if (!s.active && tool_now_ns() > idle_dl) {
 			fprintf(stderr, "server: the client said nothing for %d s\n",
 				x->o->timeout_s);
 			break;

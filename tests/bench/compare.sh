@@ -40,19 +40,9 @@ IP_B=10.201.94.2	# clients, pinger
 QPN_A=0x71
 QPN_B=0x72
 
-_cleanups=()
-on_exit() { _cleanups+=("$*"); }
-_run_cleanups() {
-	local i
-	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" || true; done
-}
-trap _run_cleanups EXIT
-trap 'exit 130' INT TERM
-die() { echo "bench: $*" >&2; exit 1; }
-# shellcheck source=tests/lib/netns.sh
-source tests/lib/netns.sh
+# shellcheck source=tests/bench/lib.sh
+source tests/bench/lib.sh
 
-[ "$(id -u)" -eq 0 ] || die "needs root"
 for f in "$BLUECTL" "$RATE" "$TPP" "$BIN"/blue_{write_bw,read_bw,write_lat}; do
 	[ -x "$f" ] || die "build first (make B=$B all): $f is missing"
 done

@@ -27,19 +27,9 @@ XFER=$PWD/$B/bin/blue_xfer
 IP_A=10.201.83.1
 IP_B=10.201.83.2
 
-_cleanups=()
-on_exit() { _cleanups+=("$*"); }
-_run_cleanups() {
-	local i
-	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" || true; done
-}
-trap _run_cleanups EXIT
-trap 'exit 130' INT TERM
-die() { echo "bench: $*" >&2; exit 1; }
-# shellcheck source=tests/lib/netns.sh
-source tests/lib/netns.sh
+# shellcheck source=tests/bench/lib.sh
+source tests/bench/lib.sh
 
-[ "$(id -u)" -eq 0 ] || die "needs root"
 for f in "$BLUECTL" "$XFER" "$RATE"; do [ -x "$f" ] || die "build first: $f is missing"; done
 
 echo "--- 1. in one process, loopback HAL"
@@ -50,10 +40,8 @@ echo "--- 2. two namespaces, veth + XDP + AF_XDP (blue_xfer)"
 NS_A=blue-dc-$$-a NS_B=blue-dc-$$-b
 IF_A=dc0p$$ IF_B=dc1p$$
 netns_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B" "$IP_A" "$IP_B"
-ns_exec "$NS_A" "$BLUECTL" attach "$IF_A" --mode native >/dev/null || die "attach $IF_A"
-on_exit "ns_exec $NS_A $BLUECTL detach $IF_A >/dev/null 2>&1"
-ns_exec "$NS_B" "$BLUECTL" attach "$IF_B" --mode native >/dev/null || die "attach $IF_B"
-on_exit "ns_exec $NS_B $BLUECTL detach $IF_B >/dev/null 2>&1"
+blue_attach "$NS_A" "$IF_A" >/dev/null || die "attach $IF_A"
+blue_attach "$NS_B" "$IF_B" >/dev/null || die "attach $IF_B"
 out=$(mktemp -d)
 on_exit "rm -rf $out"
 

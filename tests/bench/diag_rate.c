@@ -14,11 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <blue/blue.h>
 #include "runtime/device.h"
 #include "runtime/obs.h"
+#include "tools/common/tool_common.h"
 
 #define DEPTH	16
 #define MSG	64
@@ -33,14 +33,6 @@ struct side {
 	uint8_t *buf;
 	struct blue_cm_info info;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static int side_open(struct side *s, struct blue_hal *hal, uint8_t last)
 {
@@ -89,12 +81,12 @@ static double run(struct side *a, struct side *b, unsigned int ops)
 	struct blue_send_wr *bad;
 	struct blue_wc wc[DEPTH];
 	unsigned int posted = 0, done = 0;
-	double t0;
+	uint64_t t0;
 	int n, i;
 
 	wr.wr.rdma.remote_addr = b->info.mr.addr;
 	wr.wr.rdma.rkey = b->info.mr.rkey;
-	t0 = now_s();
+	t0 = tool_now_ns();
 	while (done < ops) {
 		while (posted < ops && posted - done < DEPTH) {
 			wr.wr_id = posted++;
@@ -109,14 +101,7 @@ static double run(struct side *a, struct side *b, unsigned int ops)
 		if (n > 0)
 			done += (unsigned int)n;
 	}
-	return (double)ops / (now_s() - t0) / 1e6;
-}
-
-static int cmp(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
+	return (double)ops / ((double)(tool_now_ns() - t0) / 1e9) / 1e6;
 }
 
 int main(int argc, char **argv)
@@ -152,8 +137,8 @@ int main(int argc, char **argv)
 		       "recorded)\n", i + 1, off[i], on[i], (unsigned long long)
 		       (a.ctx->obs.ds->lat[BLUE_WR_RDMA_WRITE].count - before));
 	}
-	qsort(off, pairs, sizeof(off[0]), cmp);
-	qsort(on, pairs, sizeof(on[0]), cmp);
+	qsort(off, pairs, sizeof(off[0]), tool_cmp_double);
+	qsort(on, pairs, sizeof(on[0]), tool_cmp_double);
 	mo = off[pairs / 2];
 	mn = on[pairs / 2];
 	printf("\n64 B RDMA WRITE, loopback HAL, 1 QP, depth %d, one thread (median of %u):\n",

@@ -16,19 +16,9 @@ IP_B=10.201.92.2
 QPN=0x77
 PORT=5555
 
-_cleanups=()
-on_exit() { _cleanups+=("$*"); }
-_run_cleanups() {
-	local i
-	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" || true; done
-}
-trap _run_cleanups EXIT
-trap 'exit 130' INT TERM
-die() { echo "bench: $*" >&2; exit 1; }
-# shellcheck source=tests/lib/netns.sh
-source tests/lib/netns.sh
+# shellcheck source=tests/bench/lib.sh
+source tests/bench/lib.sh
 
-[ "$(id -u)" -eq 0 ] || die "needs root"
 { [ -x "$RATE" ] && [ -x "$BLUECTL" ]; } || die "build first: make B=$B all"
 NCPU=$(nproc)
 CPU_TX=0
@@ -47,26 +37,21 @@ LOG=$(mktemp -d)
 on_exit "rm -rf $LOG"
 
 attach() {
-	ns_exec "$NS_B" "$BLUECTL" attach "$IF_B" --mode native >/dev/null || die "attach failed"
-	on_exit "ns_exec $NS_B $BLUECTL detach $IF_B >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$IF_B"
+	blue_attach "$NS_B" "$IF_B" >/dev/null || die "attach failed"
 }
 detach() { ns_exec "$NS_B" "$BLUECTL" detach "$IF_B" >/dev/null 2>&1 || true; }
 
 # run_case NAME RECV_ARGS -- SEND_ARGS: start the receiver in B, wait for READY, run the
 # sender in A, collect both rates into $LOG/NAME.{recv,send}.
 run_case() {
-	local name=$1 i rpid; shift
+	local name=$1 rpid; shift
 	local -a rargs=() sargs=()
 	while [ "$1" != "--" ]; do rargs+=("$1"); shift; done
 	shift
 	sargs=("$@")
 	ns_bg "$NS_B" rpid timeout $((SECS + 15)) taskset -c "$CPU_RX" "$RATE" "${rargs[@]}" \
 		--duration "$SECS" >"$LOG/$name.recv" 2>&1
-	for ((i = 0; i < 50; i++)); do
-		grep -q '^READY' "$LOG/$name.recv" && break
-		sleep 0.1
-	done
-	grep -q '^READY' "$LOG/$name.recv" || { cat "$LOG/$name.recv"; die "$name: receiver not ready"; }
+	wait_for_line "$LOG/$name.recv" '^READY' 5 || { cat "$LOG/$name.recv"; die "$name: receiver not ready"; }
 	ns_exec "$NS_A" timeout $((SECS + 10)) taskset -c "$CPU_TX" "$RATE" "${sargs[@]}" \
 		--duration "$SECS" >"$LOG/$name.send" 2>&1 || { cat "$LOG/$name.send"; die "$name: sender failed"; }
 	wait "$rpid" || { cat "$LOG/$name.recv"; die "$name: receiver failed"; }

@@ -39,6 +39,7 @@
 #include "afxdp_hal/hal.h"
 #include "runtime/codec.h"
 #include "tests/netns/xsk_common.h"
+#include "tools/common/tool_common.h"
 
 #define BURST		64
 #define IDLE_NS		(500ull * 1000000ull)
@@ -125,27 +126,6 @@ static void report(uint64_t frames, uint64_t t0, uint64_t t1)
 
 /* --- AF_XDP ------------------------------------------------------------------- */
 
-/* utime + stime of this process, /proc/self/stat */
-static double cpu_s(void)
-{
-	unsigned long long ut = 0, st = 0;
-	char buf[1024], *p;
-	FILE *f = fopen("/proc/self/stat", "r");
-	size_t n;
-
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &st) != 2)
-		return 0;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-
 /*
  * The frames @ifname's MTU lets through, when they outgrow one UMEM chunk: the HAL then
  * takes them as AF_XDP multi-buffer (the rule blue_open_device follows), else 0 (one
@@ -166,10 +146,35 @@ static uint32_t link_max_pkt(const char *ifname)
 	return mtu + 14 > 4096 ? (uint32_t)mtu + 14 : 0;
 }
 
-static int xsk_recv(const struct opts *o)
+/*
+ * The HAL on o->ifname with one socket bound to o->qpn, its QP context in RTS (the state
+ * the XDP program steers by), or NULL after a message.
+ */
+static struct blue_hal *open_bound(const struct opts *o, struct blue_hal_sock **s,
+				   struct blue_qp_ctx **tbl)
 {
 	struct blue_afxdp_config cfg = { .ifname = o->ifname,
 					  .max_pkt = link_max_pkt(o->ifname) };
+	struct blue_hal *h = blue_hal_afxdp_open(&cfg);
+	int err;
+
+	if (!h)
+		return NULL;
+	err = blue_hal_sock_open(h, s);
+	if (!err)
+		err = blue_hal_flow_bind(*s, o->qpn);
+	if (err) {
+		fprintf(stderr, "hal_rate: socket/bind: %s\n", strerror(-err));
+		blue_hal_destroy(h);
+		return NULL;
+	}
+	*tbl = blue_hal_qp_ctx_table(h);
+	__atomic_store_n(&(*tbl)[blue_qpn_slot(o->qpn)].state, BLUE_QPS_RTS, __ATOMIC_RELEASE);
+	return h;
+}
+
+static int xsk_recv(const struct opts *o)
+{
 	struct blue_frame f[BURST];
 	struct blue_hal_stats st;
 	struct blue_hal_sock *s;
@@ -177,33 +182,23 @@ static int xsk_recv(const struct opts *o)
 	uint64_t frames = 0, wrong = 0, t0 = 0, t_last = 0, now, deadline, t_c0;
 	struct blue_hal *h;
 	double c0;
-	int n, i, err;
+	int n, i;
 
 	if (!o->ifname || !o->qpn)
 		usage();
-	h = blue_hal_afxdp_open(&cfg);
+	h = open_bound(o, &s, &tbl);
 	if (!h)
 		return 1;
-	err = blue_hal_sock_open(h, &s);
-	if (!err)
-		err = blue_hal_flow_bind(s, o->qpn);
-	if (err) {
-		fprintf(stderr, "hal_rate: socket/bind: %s\n", strerror(-err));
-		blue_hal_destroy(h);
-		return 1;
-	}
-	tbl = blue_hal_qp_ctx_table(h);
-	__atomic_store_n(&tbl[blue_qpn_slot(o->qpn)].state, BLUE_QPS_RTS, __ATOMIC_RELEASE);
 	printf("hal_rate: %s mode\nREADY\n", blue_hal_afxdp_zerocopy(h) ? "zero-copy" : "copy");
 	fflush(stdout);
 
-	c0 = cpu_s();
-	t_c0 = xt_now_ns();
+	c0 = tool_cpu_s();
+	t_c0 = tool_now_ns();
 	deadline = t_c0 + (uint64_t)(o->duration + 5) * 1000000000ull;
 	/* Busy-poll: the point is the HAL's best rate, one core per side. */
 	for (;;) {
 		n = blue_hal_rx_burst(s, f, BURST, 0);
-		now = xt_now_ns();
+		now = tool_now_ns();
 		if (n > 0) {
 			if (!frames)
 				t0 = now;
@@ -223,7 +218,7 @@ static int xsk_recv(const struct opts *o)
 			break;
 	}
 	report(frames, t0, t_last);
-	printf("cpu_cores %.3f\n", (cpu_s() - c0) * 1e9 / (double)(xt_now_ns() - t_c0));
+	printf("cpu_cores %.3f\n", tool_cpu_cores(c0, t_c0));
 	blue_hal_get_stats(h, &st);
 	printf("DROPS socket %llu\n", (unsigned long long)st.rx_dropped);
 	if (wrong)
@@ -290,8 +285,8 @@ static int xsk_send(const struct opts *o)
 		return 1;
 	}
 	printf("hal_rate: sending %d-byte frames\n", len);
-	c0 = cpu_s();
-	t0 = xt_now_ns();
+	c0 = tool_cpu_s();
+	t0 = tool_now_ns();
 	now = t0;
 	t_end = t0 + (uint64_t)o->duration * 1000000000ull;
 	do {
@@ -311,17 +306,17 @@ static int xsk_send(const struct opts *o)
 			fprintf(stderr, "hal_rate: tx_flush: %s\n", strerror(-err));
 			break;
 		}
-		now = xt_now_ns();
+		now = tool_now_ns();
 	} while (now < t_end);
 	/* Hand the last frames to the kernel too, so "sent" means sent (bounded). */
 	t_end = now + 1000000000ull;
-	while (blue_hal_tx_flush(s) == -EAGAIN && xt_now_ns() < t_end)
+	while (blue_hal_tx_flush(s) == -EAGAIN && tool_now_ns() < t_end)
 		;
 	blue_hal_get_stats(h, &st);
 	printf("SENT frames %llu seconds %.3f rate %.0f kicks %llu\n", (unsigned long long)sent,
 	       (double)(now - t0) / 1e9, (double)sent * 1e9 / (double)(now - t0),
 	       (unsigned long long)st.tx_kicks);
-	printf("cpu_cores %.3f\n", (cpu_s() - c0) * 1e9 / (double)(xt_now_ns() - t0));
+	printf("cpu_cores %.3f\n", tool_cpu_cores(c0, t0));
 	blue_hal_destroy(h);
 	return 0;
 }
@@ -332,13 +327,13 @@ static int xsk_send(const struct opts *o)
 static int send_one(struct blue_hal *h, struct blue_hal_sock *s, const uint8_t *tmpl,
 		    int len)
 {
-	uint64_t dl = xt_now_ns() + 1000000000ull;
+	uint64_t dl = tool_now_ns() + 1000000000ull;
 	struct blue_frame f;
 	int err;
 
 	while (blue_hal_tx_alloc(h, &f, 1) != 1) {
 		blue_hal_tx_flush(s);	/* reaps completed frames back to the pool */
-		if (xt_now_ns() > dl) {
+		if (tool_now_ns() > dl) {
 			fprintf(stderr, "hal_rate: no TX frame for 1 s\n");
 			return -1;
 		}
@@ -358,25 +353,16 @@ static int send_one(struct blue_hal *h, struct blue_hal_sock *s, const uint8_t *
 	return 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int xsk_pingpong(const struct opts *o, bool ping)
 {
-	struct blue_afxdp_config cfg = { .ifname = o->ifname,
-					  .max_pkt = link_max_pkt(o->ifname) };
 	static uint8_t tmpl[MAX_FRAME];
 	struct blue_frame f[BURST];
 	struct blue_hal_sock *s;
 	struct blue_qp_ctx *tbl;
 	struct blue_hal *h;
-	uint64_t *rtt = NULL, sum = 0, t, t0, now, last, deadline, answered = 0;
+	uint64_t *rtt = NULL, t, t0, now, last, deadline, answered = 0;
 	double c0;
-	int len, n, err, rc = 1;
+	int len, n, rc = 1;
 
 	if (!o->ifname || !o->qpn || !o->peer_qpn || (ping && !o->iters))
 		usage();
@@ -385,58 +371,42 @@ static int xsk_pingpong(const struct opts *o, bool ping)
 		return 1;
 	if (ping && !(rtt = calloc(o->iters, sizeof(*rtt))))
 		return 1;
-	h = blue_hal_afxdp_open(&cfg);
+	h = open_bound(o, &s, &tbl);
 	if (!h) {
 		free(rtt);
 		return 1;
 	}
-	err = blue_hal_sock_open(h, &s);
-	if (!err)
-		err = blue_hal_flow_bind(s, o->qpn);
-	if (err) {
-		fprintf(stderr, "hal_rate: socket/bind: %s\n", strerror(-err));
-		blue_hal_destroy(h);
-		free(rtt);
-		return 1;
-	}
-	tbl = blue_hal_qp_ctx_table(h);
-	__atomic_store_n(&tbl[blue_qpn_slot(o->qpn)].state, BLUE_QPS_RTS, __ATOMIC_RELEASE);
 	printf("READY\n");
 	fflush(stdout);
-	c0 = cpu_s();
-	t0 = last = xt_now_ns();
+	c0 = tool_cpu_s();
+	t0 = last = tool_now_ns();
 	deadline = t0 + (uint64_t)(o->duration + 5) * 1000000000ull;
 	if (ping) {
 		for (uint32_t i = 0; i < o->iters; i++) {
-			t = xt_now_ns();
+			t = tool_now_ns();
 			if (send_one(h, s, tmpl, len))
 				goto out;
 			/* spin for the answer; 1 s without one means it was lost */
 			while ((n = blue_hal_rx_burst(s, f, BURST, 0)) == 0)
-				if (xt_now_ns() - t > 1000000000ull) {
+				if (tool_now_ns() - t > 1000000000ull) {
 					fprintf(stderr, "hal_rate: ping %u: no answer in 1 s\n", i);
 					goto out;
 				}
-			now = xt_now_ns();
+			now = tool_now_ns();
 			if (n < 0) {
 				fprintf(stderr, "hal_rate: rx_burst: %s\n", strerror(-n));
 				goto out;
 			}
 			blue_hal_rx_release(h, f, (unsigned int)n);
 			rtt[i] = now - t;
-			sum += rtt[i];
 		}
-		qsort(rtt, o->iters, sizeof(*rtt), cmp_u64);
-		printf("RESULT iters %u rtt_p50_us %.3f rtt_p99_us %.3f rtt_avg_us %.3f "
-		       "rtt_min_us %.3f\n", o->iters, rtt[o->iters / 2] / 1e3,
-		       rtt[(uint64_t)o->iters * 99 / 100] / 1e3, (double)sum / o->iters / 1e3,
-		       rtt[0] / 1e3);
+		tool_print_rtt(rtt, o->iters);
 		rc = 0;
 	} else {
 		/* answer until the pinger has been quiet for a second (or the bound) */
 		for (;;) {
 			n = blue_hal_rx_burst(s, f, BURST, 0);
-			now = xt_now_ns();
+			now = tool_now_ns();
 			if (n < 0) {
 				fprintf(stderr, "hal_rate: rx_burst: %s\n", strerror(-n));
 				goto out;
@@ -455,7 +425,7 @@ static int xsk_pingpong(const struct opts *o, bool ping)
 		printf("ANSWERED frames %llu\n", (unsigned long long)answered);
 		rc = answered ? 0 : 1;
 	}
-	printf("cpu_cores %.3f\n", (cpu_s() - c0) * 1e9 / (double)(xt_now_ns() - t0));
+	printf("cpu_cores %.3f\n", tool_cpu_cores(c0, t0));
 out:
 	tbl[blue_qpn_slot(o->qpn)].state = BLUE_QPS_RESET;
 	blue_hal_flow_unbind(h, o->qpn);
@@ -490,10 +460,10 @@ static int udp_recv(const struct opts *o)
 	}
 	printf("READY\n");
 	fflush(stdout);
-	deadline = xt_now_ns() + (uint64_t)(o->duration + 5) * 1000000000ull;
+	deadline = tool_now_ns() + (uint64_t)(o->duration + 5) * 1000000000ull;
 	for (;;) {
 		n = recvmmsg(fd, m, BURST, MSG_DONTWAIT, NULL);
-		now = xt_now_ns();
+		now = tool_now_ns();
 		if (n > 0) {
 			if (!frames)
 				t0 = now;
@@ -534,7 +504,7 @@ static int udp_send(const struct opts *o)
 	for (i = 0; i < BURST; i++)
 		m[i] = (struct mmsghdr){ .msg_hdr = { .msg_iov = &iov, .msg_iovlen = 1 } };
 	printf("hal_rate: sending %u-byte frames\n", roce_len);
-	t0 = xt_now_ns();
+	t0 = tool_now_ns();
 	now = t0;
 	t_end = t0 + (uint64_t)o->duration * 1000000000ull;
 	do {
@@ -545,7 +515,7 @@ static int udp_send(const struct opts *o)
 			perror("hal_rate: sendmmsg");
 			break;
 		}
-		now = xt_now_ns();
+		now = tool_now_ns();
 	} while (now < t_end);
 	printf("SENT frames %llu seconds %.3f rate %.0f\n", (unsigned long long)sent,
 	       (double)(now - t0) / 1e9, (double)sent * 1e9 / (double)(now - t0));

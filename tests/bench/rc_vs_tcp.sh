@@ -17,37 +17,23 @@ XFER=$PWD/$B/bin/blue_xfer
 IP_A=10.201.93.1
 IP_B=10.201.93.2
 
-_cleanups=()
-on_exit() { _cleanups+=("$*"); }
-_run_cleanups() {
-	local i
-	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" || true; done
-}
-trap _run_cleanups EXIT
-trap 'exit 130' INT TERM
-die() { echo "bench: $*" >&2; exit 1; }
-# shellcheck source=tests/lib/netns.sh
-source tests/lib/netns.sh
+# shellcheck source=tests/bench/lib.sh
+source tests/bench/lib.sh
 
-[ "$(id -u)" -eq 0 ] || die "needs root"
 for f in "$BLUECTL" "$PP" "$XFER"; do [ -x "$f" ] || die "build first: $f is missing"; done
 for t in sockperf iperf3; do command -v $t >/dev/null || die "$t missing: make deps"; done
 
 NS_A=blue-rb-$$-a NS_B=blue-rb-$$-b
 IF_A=rb0p$$ IF_B=rb1p$$
 netns_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B" "$IP_A" "$IP_B"
-ns_exec "$NS_A" "$BLUECTL" attach "$IF_A" --mode native >/dev/null
-on_exit "ns_exec $NS_A $BLUECTL detach $IF_A >/dev/null 2>&1"
-ns_exec "$NS_B" "$BLUECTL" attach "$IF_B" --mode native >/dev/null
-on_exit "ns_exec $NS_B $BLUECTL detach $IF_B >/dev/null 2>&1"
+blue_attach "$NS_A" "$IF_A" >/dev/null || die "attach $IF_A"
+blue_attach "$NS_B" "$IF_B" >/dev/null || die "attach $IF_B"
 out=$(mktemp -d)
 on_exit "rm -rf $out"
 
-# bg NS VAR CMD...: like ns_bg, for a script without the test runner
-bg() { local ns=$1 var=$2; shift 2; nsenter --net=/run/netns/"$ns" "$@" & printf -v "$var" '%s' $!; on_exit "kill ${!var} 2>/dev/null; wait ${!var} 2>/dev/null"; }
 
 # --- latency ---------------------------------------------------------------------
-bg "$NS_A" spid timeout 60 "$PP" -d "$IF_A" -g 1 -s 64 -n 20000 >"$out/pp_srv" 2>&1
+ns_bg "$NS_A" spid timeout 60 "$PP" -d "$IF_A" -g 1 -s 64 -n 20000 >"$out/pp_srv" 2>&1
 ns_exec "$NS_B" timeout 60 "$PP" -d "$IF_B" -g 1 -s 64 -n 20000 "$IP_A" >"$out/pp_cli" 2>&1 ||
 	{ cat "$out/pp_cli"; die "blue_rc_pingpong failed"; }
 wait "$spid" 2>/dev/null
@@ -55,7 +41,7 @@ blue_lat=$(sed -nE 's/.*iters in .* seconds = ([0-9.]+) usec\/iter/\1/p' "$out/p
 
 sockperf_p50() {	# extra args for the client
 	local pid
-	bg "$NS_A" pid timeout $((SECS + 10)) sockperf sr --tcp -i "$IP_A" -p 11111 >/dev/null 2>&1
+	ns_bg "$NS_A" pid timeout $((SECS + 10)) sockperf sr --tcp -i "$IP_A" -p 11111 >/dev/null 2>&1
 	sleep 0.5
 	ns_exec "$NS_B" timeout $((SECS + 10)) sockperf pp --tcp -i "$IP_A" -p 11111 -m 64 \
 		-t "$SECS" "$@" >"$out/sp" 2>&1
@@ -66,7 +52,7 @@ sockperf_p50() {	# extra args for the client
 tcp_lat=$(sockperf_p50)
 
 # --- throughput -------------------------------------------------------------------
-bg "$NS_A" spid timeout 60 "$XFER" -d "$IF_A" -T 30 >"$out/x_srv" 2>&1
+ns_bg "$NS_A" spid timeout 60 "$XFER" -d "$IF_A" -T 30 >"$out/x_srv" 2>&1
 ns_exec "$NS_B" timeout 60 "$XFER" -d "$IF_B" -T 30 --op write --size 64,1M --iters 512 \
 	--lat-iters 5000 --lat-max 64 "$IP_A" >"$out/x_cli" 2>&1 || { cat "$out/x_cli"; die "blue_xfer failed"; }
 wait "$spid" 2>/dev/null
@@ -74,7 +60,7 @@ blue_gbps=$(awk '$1 == "write" && $2 == 1048576 && /Gbit/ {
 	for (i = 1; i <= NF; i++) if ($i == "Gbit/s,") print $(i - 1) }' "$out/x_cli")
 blue_wlat=$(sed -nE 's/^write +64 B +latency.* p50 ([0-9.]+),.*/\1/p' "$out/x_cli")
 
-bg "$NS_A" ipid timeout $((SECS + 15)) iperf3 -s -1 -B "$IP_A" >/dev/null 2>&1
+ns_bg "$NS_A" ipid timeout $((SECS + 15)) iperf3 -s -1 -B "$IP_A" >/dev/null 2>&1
 sleep 0.5
 ns_exec "$NS_B" timeout $((SECS + 15)) iperf3 -c "$IP_A" -t "$SECS" -J >"$out/ip" 2>/dev/null ||
 	die "iperf3 failed"

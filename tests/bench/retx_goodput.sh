@@ -30,53 +30,19 @@ LIN=${RETX_LIN:-1000,2}
 IP_A=10.201.88.1	# server
 IP_B=10.201.88.2	# client
 
-_cleanups=()
-on_exit() { _cleanups+=("$*"); }
-_run_cleanups() {
-	local i
-	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" || true; done
-}
-trap _run_cleanups EXIT
-trap 'exit 130' INT TERM
-die() { echo "bench: $*" >&2; exit 1; }
-fail() { die "$@"; }	# for tests/lib/fault.sh
-# shellcheck source=tests/lib/netns.sh
-source tests/lib/netns.sh
+# shellcheck source=tests/bench/lib.sh
+source tests/bench/lib.sh
 # shellcheck source=tests/lib/fault.sh
 source tests/lib/fault.sh
 
-[ "$(id -u)" -eq 0 ] || die "needs root"
 for f in "$BLUECTL" "$XFER" "$FAULT_BIN"; do [ -x "$f" ] || die "build first: $f is missing"; done
 have_sr=1
 "$XFER" --help | grep -q -- '--retx' || have_sr=0
 
 fault_topo "$IP_A" "$IP_B"
-ns_exec "$FT_NS_A" "$BLUECTL" attach "$FT_IF_A" --mode native >/dev/null || die "attach A"
-on_exit "ns_exec $FT_NS_A $BLUECTL detach $FT_IF_A >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$FT_IF_A"
-ns_exec "$FT_NS_B" "$BLUECTL" attach "$FT_IF_B" --mode native >/dev/null || die "attach B"
-on_exit "ns_exec $FT_NS_B $BLUECTL detach $FT_IF_B >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$FT_IF_B"
+fault_attach
 out=$(mktemp -d)
 on_exit "rm -rf $out"
-
-# bg NS VAR CMD...: like ns_bg, for a script without the test runner
-bg() {
-	local ns=$1 var=$2
-	shift 2
-	nsenter --net=/run/netns/"$ns" "$@" &
-	printf -v "$var" '%s' $!
-	on_exit "kill ${!var} 2>/dev/null; wait ${!var} 2>/dev/null"
-}
-
-# wait_line FILE PATTERN SECONDS PID
-wait_line() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$4" 2>/dev/null || { grep -q "$2" "$1"; return; }
-		sleep 0.1
-	done
-	return 1
-}
 
 # row LOSS POLICY TIMER ITERS: one measured transfer; prints a table row, returns 1 on
 # failure.
@@ -92,16 +58,16 @@ row() {
 	case $loss in 0) seed=7000 ;; 0.01) seed=7001 ;; 0.05) seed=7005 ;; *) seed=7020 ;; esac
 	# shellcheck disable=SC2046
 	fault_start fpid "$out/fault" --seed "$seed" $( [ "$loss" != 0 ] && echo --loss "$loss")
-	bg "$FT_NS_A" spid "$XFER" -d "$FT_IF_A" -T 30 "${retx[@]}" --hold 60 >"$out/srv" 2>&1
-	bg "$FT_NS_B" cpid "$XFER" -d "$FT_IF_B" -T 30 "${retx[@]}" --hold 60 --op write \
+	ns_bg "$FT_NS_A" spid "$XFER" -d "$FT_IF_A" -T 30 "${retx[@]}" --hold 60 >"$out/srv" 2>&1
+	ns_bg "$FT_NS_B" cpid "$XFER" -d "$FT_IF_B" -T 30 "${retx[@]}" --hold 60 --op write \
 		--size 1M --iters "$iters" --depth 16 --lat-iters 0 --verify "$IP_A" >"$out/cli" 2>&1
-	if ! wait_line "$out/cli" '^HOLDING' 300 "$cpid"; then
+	if ! wait_for_line "$out/cli" '^HOLDING' 300 "$cpid"; then
 		kill "$cpid" "$spid" 2>/dev/null
 		fault_stop "$fpid" 2>/dev/null
 		printf '%-6s %-4s %-4s  %s\n' "$loss" "$policy" "$timer" "FAILED: no end within 300 s"
 		return 1
 	fi
-	wait_line "$out/srv" '^HOLDING' 10 "$spid" || true
+	wait_for_line "$out/srv" '^HOLDING' 10 "$spid" || true
 	qp=$(ns_exec "$FT_NS_B" "$BLUECTL" --json qp list "$FT_IF_B" | $PY -c '
 import json, sys
 q = json.load(sys.stdin)["qps"][0]

@@ -33,6 +33,8 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include "tools/common/tool_common.h"
+
 #define MAX_SIZE	65536
 
 struct opts {
@@ -41,33 +43,6 @@ struct opts {
 	uint16_t port;
 	uint32_t size, iters, timeout_s;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static double cpu_s(void)
-{
-	unsigned long long ut = 0, st = 0;
-	char buf[1024], *p;
-	FILE *f = fopen("/proc/self/stat", "r");
-	size_t n;
-
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &st) != 2)
-		return 0;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
 
 static void usage(void)
 {
@@ -92,7 +67,7 @@ static void setup_sock(int fd, const struct opts *o)
 /* Exactly @len bytes, or -1 (closed, error, or nothing for --timeout). */
 static int recv_all(int fd, uint8_t *buf, size_t len, const struct opts *o)
 {
-	uint64_t dl = now_ns() + (uint64_t)o->timeout_s * 1000000000ull;
+	uint64_t dl = tool_now_ns() + (uint64_t)o->timeout_s * 1000000000ull;
 	size_t got = 0;
 	unsigned int spins = 0;
 	ssize_t n;
@@ -106,7 +81,7 @@ static int recv_all(int fd, uint8_t *buf, size_t len, const struct opts *o)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN && o->busy) {
-			if (!(++spins & 1023) && now_ns() > dl)
+			if (!(++spins & 1023) && tool_now_ns() > dl)
 				return -1;	/* the spin's bound */
 			continue;
 		}
@@ -167,29 +142,22 @@ static int run_server(const struct opts *o)
 		fprintf(stderr, "tcp_pingpong: bad hello\n");
 		return 1;
 	}
-	c0 = cpu_s();
-	t0 = now_ns();
+	c0 = tool_cpu_s();
+	t0 = tool_now_ns();
 	/* echo until the client closes */
 	while (!recv_all(fd, buf, size, o))
 		if (send_all(fd, buf, size))
 			break;
-	printf("cpu_cores %.3f\n", (cpu_s() - c0) * 1e9 / (double)(now_ns() - t0));
+	printf("cpu_cores %.3f\n", tool_cpu_cores(c0, t0));
 	close(fd);
 	return 0;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 static int run_client(const struct opts *o)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(o->port) };
 	static uint8_t out[MAX_SIZE], in[MAX_SIZE];
-	uint64_t *rtt = calloc(o->iters, sizeof(*rtt)), sum = 0, t, t0, dl;
+	uint64_t *rtt = calloc(o->iters, sizeof(*rtt)), t, t0, dl;
 	uint32_t hello = htonl(o->size);
 	double c0;
 	int fd = -1;
@@ -197,14 +165,14 @@ static int run_client(const struct opts *o)
 	if (!rtt || inet_pton(AF_INET, o->addr, &a.sin_addr) != 1)
 		usage();
 	/* the server may not listen yet: retry a refused connect until the bound */
-	dl = now_ns() + (uint64_t)o->timeout_s * 1000000000ull;
+	dl = tool_now_ns() + (uint64_t)o->timeout_s * 1000000000ull;
 	for (;;) {
 		fd = socket(AF_INET, SOCK_STREAM, 0);
 		if (fd >= 0 && !connect(fd, (struct sockaddr *)&a, sizeof(a)))
 			break;
 		if (fd >= 0)
 			close(fd);
-		if (now_ns() > dl) {
+		if (tool_now_ns() > dl) {
 			perror("tcp_pingpong: connect");
 			return 1;
 		}
@@ -215,28 +183,24 @@ static int run_client(const struct opts *o)
 		return 1;
 	for (uint32_t i = 0; i < o->size; i++)
 		out[i] = (uint8_t)(i * 7 + 1);
-	c0 = cpu_s();
-	t0 = now_ns();
+	c0 = tool_cpu_s();
+	t0 = tool_now_ns();
 	for (uint32_t i = 0; i < o->iters; i++) {
 		out[0] = (uint8_t)i;
-		t = now_ns();
+		t = tool_now_ns();
 		if (send_all(fd, out, o->size) || recv_all(fd, in, o->size, o)) {
 			fprintf(stderr, "tcp_pingpong: round trip %u failed\n", i);
 			return 1;
 		}
-		rtt[i] = now_ns() - t;
-		sum += rtt[i];
+		rtt[i] = tool_now_ns() - t;
 		if (memcmp(in, out, o->size)) {
 			fprintf(stderr, "tcp_pingpong: round trip %u: the echo differs\n", i);
 			return 1;
 		}
 	}
-	printf("cpu_cores %.3f\n", (cpu_s() - c0) * 1e9 / (double)(now_ns() - t0));
+	printf("cpu_cores %.3f\n", tool_cpu_cores(c0, t0));
 	close(fd);
-	qsort(rtt, o->iters, sizeof(*rtt), cmp_u64);
-	printf("RESULT iters %u rtt_p50_us %.3f rtt_p99_us %.3f rtt_avg_us %.3f rtt_min_us %.3f\n",
-	       o->iters, rtt[o->iters / 2] / 1e3, rtt[(uint64_t)o->iters * 99 / 100] / 1e3,
-	       (double)sum / o->iters / 1e3, rtt[0] / 1e3);
+	tool_print_rtt(rtt, o->iters);
 	free(rtt);
 	return 0;
 }

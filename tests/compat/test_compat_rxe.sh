@@ -76,18 +76,8 @@ _cm_args() {
 # The script's status is 1 if any run failed.
 _cm_guest_script() {
 	local st name tool brole n x port=$CM_PORT0 args
-	cat <<EOF
-f=0
-s() {
-n=\$1 r=\$2; shift 2; echo "BLUE-STEP BEGIN \$n"; i=0
-while :; do
-timeout $CM_RUN_T "\$@" >/tmp/o 2>&1; c=\$?
-[ \$r = client ] && [ \$c != 0 ] && [ \$i -lt $CM_TRIES ] && grep -q "t connect to" /tmp/o || break
-i=\$((i + 1)); sleep 0.1
-done
-cat /tmp/o; echo "BLUE-STEP END \$n rc=\$c tries=\$i"; [ \$c = 0 ] || f=1
-}
-EOF
+	echo f=0
+	rxe_step_fn "timeout $CM_RUN_T" "$CM_TRIES"
 	for st in "${CM_STEPS[@]}"; do
 		read -r name tool brole n x <<<"$st"
 		args=$(_cm_args "$tool" "$n" "$port" "$CM_GUEST_GIDX" rxe0 "$x")
@@ -107,26 +97,6 @@ EOF
 # spelled out do not fit. eval, not a pipe into sh: the tools keep /init's stdin.
 _cm_guest_cmd() {
 	echo "eval \"\$(echo $(_cm_guest_script | gzip -9n | base64 -w0) | base64 -d | gunzip)\""
-}
-
-# _cm_wait_console ERE SECONDS: 0 once a console line matches; 1 if QEMU dies first or
-# the time runs out
-_cm_wait_console() {
-	local re=$1 end=$(($(date +%s) + $2))
-	while :; do
-		tr -d '\r' <"$RXE_LOG" | grep -qE "$re" && return 0
-		if ! _rxe_child_alive "$RXE_QEMU_PID"; then
-			echo "guest: QEMU exited before /$re/; console tail:" >&2
-			tail -20 "$RXE_LOG" >&2
-			return 1
-		fi
-		if [ "$(date +%s)" -ge "$end" ]; then
-			echo "guest: no /$re/ within $2 s; console tail:" >&2
-			tail -20 "$RXE_LOG" >&2
-			return 1
-		fi
-		sleep 0.1
-	done
 }
 
 # _cm_blue_dev: blue's device name and the index of its IPv4-mapped GID, as the compat
@@ -172,7 +142,7 @@ _cm_run_step() {
 	local b=$CM_KEEP/$name.blue args bpid i brc t0
 	args=$(_cm_args "$tool" "$n" "$port" "$CM_BLUE_GIDX" "$CM_BLUE_DEV" "$x")
 	CM_BRC=255
-	_cm_wait_console "^BLUE-STEP BEGIN $name\$" 60 || { echo "$name: the guest never began it"; return 0; }
+	rxe_step_wait "$name" BEGIN 60 || { echo "$name: the guest never began it"; return 0; }
 	t0=$(date +%s.%N)
 	# shellcheck disable=SC2086 # $args: words
 	if [ "$brole" = client ]; then
@@ -191,10 +161,9 @@ _cm_run_step() {
 		brc=0
 		wait "$bpid" || brc=$?
 	fi
-	_cm_wait_console "^BLUE-STEP END $name " "$((CM_RUN_T + 20))" ||
+	rxe_step_wait "$name" END "$((CM_RUN_T + 20))" ||
 		echo "$name: the guest never ended it"
-	tr -d '\r' <"$RXE_LOG" | sed -n "/^BLUE-STEP BEGIN $name\$/,/^BLUE-STEP END $name /p" \
-		>"$CM_KEEP/$name.guest"
+	rxe_step_log "$name" >"$CM_KEEP/$name.guest"
 	echo "$name: ran in $(echo "$(date +%s.%N) $t0" | awk '{ printf "%.1f", $1 - $2 }') s"
 	CM_BRC=$brc
 }
@@ -227,7 +196,7 @@ _cm_check_step() {
 	echo "--- $name: blue $tool ($brole):"
 	cat "$b"
 	if [ "$brole" = client ]; then cli=$b srv=$g; else cli=$g srv=$b; fi
-	grc=$(sed -nE "s/^BLUE-STEP END $name rc=([0-9]+).*/\1/p" "$g")
+	grc=$(rxe_step_rc "$g" "$name")
 	[ "$grc" = 0 ] || fail "$name: the guest's $tool exited ${grc:-? (no END marker)}"
 	[ "$brc" = 0 ] || fail "$name: blue's $tool exited $brc"
 	# each side connected to the other, not to itself or a stray peer: the remote GID it
@@ -325,12 +294,7 @@ test_compat_rxe_matrix() {
 		[ $? -eq 2 ] && skip "guest image inputs missing; run scripts/deps.sh"
 		fail "initramfs build failed (see above)"
 	}
-	# blue's pins live under /sys/fs/bpf/blue/<ifname>, shared by every namespace: a
-	# name of our own, not guest.sh's fixed vbl0
-	RXE_BLUE_IF=cmx$BASHPID
-	rxe_net_up
-	rxe_blue "$CM_BLUECTL" attach "$RXE_BLUE_IF" --mode native
-	on_exit "rxe_blue $CM_BLUECTL detach $RXE_BLUE_IF >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$RXE_BLUE_IF"
+	rxe_blue_up "cmx$BASHPID" "$CM_BLUECTL"
 	mkdir -p "$CM_KEEP"
 	rm -f "$CM_KEEP"/*.guest "$CM_KEEP"/*.blue "$CM_KEEP/console.log"
 	_cm_blue_dev

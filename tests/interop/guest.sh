@@ -20,9 +20,15 @@
 # on_exit runs the cleanups on EXIT):
 #   rxe_images             build or reuse the kernel + initramfs (RXE_OUT)
 #   rxe_net_up             namespaces, bridge, tap, veth, addresses
+#   rxe_blue_up IF BLUECTL rxe_net_up, blue's end named IF, blue attached there
 #   rxe_guest_start CMD    boot QEMU in the background (RXE_QEMU_PID, console in RXE_LOG)
 #   rxe_guest_wait WHAT T  wait up to T seconds for READY or EXIT; 1 on FAIL/death/timeout
 #   rxe_guest_rc           the guest command's exit status from the EXIT marker
+#   rxe_console_wait ERE T [FAIL_ERE]  wait up to T seconds for a console line
+#   rxe_step_fn CMD TRIES  the guest-side step runner s() (BLUE-STEP markers)
+#   rxe_step_wait NAME BEGIN|END T  wait up to T seconds for a step's console marker
+#   rxe_step_log NAME      the step's console lines, BEGIN marker to END marker
+#   rxe_step_rc FILE NAME  the guest's exit status from the step's END marker in FILE
 #   rxe_guest_stop         kill QEMU by PID now (a kill is also registered with on_exit)
 #   rxe_blue CMD...        run CMD in the blue-side namespace (rxe_br: the bridge one)
 #   rxe_bg NS VAR CMD...   CMD in the background in NS, PID in VAR, kill on exit
@@ -139,6 +145,17 @@ rxe_net_up() {
 		| sed -nE 's/.*"address":"([^"]+)".*/\1/p')
 }
 
+# rxe_blue_up IFNAME BLUECTL: rxe_net_up with blue's end called IFNAME (blue's pins live
+# under /sys/fs/bpf/blue/<ifname>, shared by every namespace: a test names it after
+# itself, not guest.sh's fixed vbl0), and blue attached there natively, its detach (and
+# the pins' removal) registered with on_exit.
+rxe_blue_up() {
+	RXE_BLUE_IF=$1
+	rxe_net_up
+	rxe_blue "$2" attach "$RXE_BLUE_IF" --mode native
+	on_exit "rxe_blue $2 detach $RXE_BLUE_IF >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$RXE_BLUE_IF"
+}
+
 # rxe_guest_start CMD: boot the guest; CMD runs in it once rxe0 is ACTIVE
 rxe_guest_start() {
 	local cmd=$1 append
@@ -169,31 +186,74 @@ rxe_guest_stop() {
 	RXE_QEMU_PID=
 }
 
-# rxe_guest_wait READY|EXIT SECONDS: 0 once the marker is on the console; 1 if the guest
-# reports FAIL, QEMU dies first, or the time runs out (the reason goes to stderr)
-rxe_guest_wait() {
-	local what=$1 t=$2 end
+# rxe_console_wait ERE SECONDS [FAIL_ERE]: 0 once a console line (\r stripped) matches
+# ERE; 1 if one matches FAIL_ERE first, QEMU dies first, or the time runs out (the reason
+# goes to stderr)
+rxe_console_wait() {
+	local re=$1 t=$2 bad=${3:-} end
 	end=$(($(date +%s) + t))
 	while :; do
-		if grep -q "^BLUE-GUEST $what" "$RXE_LOG" 2>/dev/null; then
-			return 0
-		fi
-		if grep -q '^BLUE-GUEST FAIL' "$RXE_LOG"; then
-			echo "guest: $(grep -m1 '^BLUE-GUEST FAIL' "$RXE_LOG" | tr -d '\r')" >&2
+		tr -d '\r' <"$RXE_LOG" 2>/dev/null | grep -qE "$re" && return 0
+		if [ -n "$bad" ] && tr -d '\r' <"$RXE_LOG" | grep -qE "$bad"; then
+			echo "guest: $(tr -d '\r' <"$RXE_LOG" | grep -m1 -E "$bad")" >&2
 			return 1
 		fi
 		if ! _rxe_child_alive "$RXE_QEMU_PID"; then
-			echo "guest: QEMU exited before $what; console tail:" >&2
+			echo "guest: QEMU exited before /$re/; console tail:" >&2
 			tail -20 "$RXE_LOG" >&2
 			return 1
 		fi
 		if [ "$(date +%s)" -ge "$end" ]; then
-			echo "guest: no $what within ${t}s; console tail:" >&2
+			echo "guest: no /$re/ within ${t}s; console tail:" >&2
 			tail -20 "$RXE_LOG" >&2
 			return 1
 		fi
-		sleep 0.2
+		sleep 0.1
 	done
+}
+
+# rxe_guest_wait READY|EXIT SECONDS: 0 once the marker is on the console; 1 if the guest
+# reports FAIL, QEMU dies first, or the time runs out (the reason goes to stderr)
+rxe_guest_wait() {
+	rxe_console_wait "^BLUE-GUEST $1" "$2" '^BLUE-GUEST FAIL'
+}
+
+# rxe_step_fn CMD TRIES: the guest-side (busybox sh) function `s NAME ROLE ARGS...`: runs
+# `CMD ARGS...` between the console markers "BLUE-STEP BEGIN NAME" and "BLUE-STEP END
+# NAME rc=STATUS tries=N", its output in between; a client (ROLE) whose connect is
+# refused (blue's server not listening yet) is started again, at most TRIES times. A
+# failed step sets the guest's $f to 1. CMD is spliced in as it is.
+rxe_step_fn() {
+	cat <<EOF
+s() {
+n=\$1 r=\$2; shift 2; echo "BLUE-STEP BEGIN \$n"; i=0
+while :; do
+$1 "\$@" >/tmp/o 2>&1; c=\$?
+[ \$r = client ] && [ \$c != 0 ] && [ \$i -lt $2 ] && grep -q "t connect to" /tmp/o || break
+i=\$((i + 1)); sleep 0.1
+done
+cat /tmp/o; echo "BLUE-STEP END \$n rc=\$c tries=\$i"; [ \$c = 0 ] || f=1
+}
+EOF
+}
+
+# rxe_step_wait NAME BEGIN|END SECONDS: rxe_console_wait for the step's marker
+rxe_step_wait() {
+	if [ "$2" = BEGIN ]; then
+		rxe_console_wait "^BLUE-STEP BEGIN $1\$" "$3"
+	else
+		rxe_console_wait "^BLUE-STEP END $1 " "$3"
+	fi
+}
+
+# rxe_step_log NAME: the console from the step's BEGIN marker to its END marker, on stdout
+rxe_step_log() {
+	tr -d '\r' <"$RXE_LOG" | sed -n "/^BLUE-STEP BEGIN $1\$/,/^BLUE-STEP END $1 /p"
+}
+
+# rxe_step_rc FILE NAME: the STATUS of the step's END marker in FILE (empty without one)
+rxe_step_rc() {
+	sed -nE "s/^BLUE-STEP END $2 rc=([0-9]+).*/\1/p" "$1"
 }
 
 # seconds since rxe_guest_start, for boot-time reports

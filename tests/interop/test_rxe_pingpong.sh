@@ -44,18 +44,8 @@ IOP_STEPS=(
 # again, at most 200 times. The script's status is 1 if any run failed.
 _iop_guest_script() {
 	local st name role n size flags
-	cat <<'EOF'
-f=0
-s() {
-n=$1 r=$2; shift 2; echo "BLUE-STEP BEGIN $n"; i=0
-while :; do
-timeout 40 ibv_rc_pingpong -d rxe0 -g 1 "$@" >/tmp/o 2>&1; c=$?
-[ $r = client ] && [ $c != 0 ] && [ $i -lt 200 ] && grep -q "t connect to" /tmp/o || break
-i=$((i + 1)); sleep 0.1
-done
-cat /tmp/o; echo "BLUE-STEP END $n rc=$c tries=$i"; [ $c = 0 ] || f=1
-}
-EOF
+	echo f=0
+	rxe_step_fn 'timeout 40 ibv_rc_pingpong -d rxe0 -g 1' 200
 	for st in "${IOP_STEPS[@]}"; do
 		read -r name role n size flags <<<"$st"
 		if [ "$role" = client ]; then
@@ -66,26 +56,6 @@ EOF
 	done
 	# shellcheck disable=SC2016 # $f is the guest's
 	echo 'exit $f'
-}
-
-# _iop_wait_console ERE SECONDS: 0 once a console line matches; 1 if QEMU dies first or
-# the time runs out
-_iop_wait_console() {
-	local re=$1 end=$(($(date +%s) + $2))
-	while :; do
-		tr -d '\r' <"$RXE_LOG" | grep -qE "$re" && return 0
-		if ! _rxe_child_alive "$RXE_QEMU_PID"; then
-			echo "guest: QEMU exited before /$re/; console tail:" >&2
-			tail -20 "$RXE_LOG" >&2
-			return 1
-		fi
-		if [ "$(date +%s)" -ge "$end" ]; then
-			echo "guest: no /$re/ within $2 s; console tail:" >&2
-			tail -20 "$RXE_LOG" >&2
-			return 1
-		fi
-		sleep 0.1
-	done
 }
 
 # _iop_cap_start PCAP: tcpdump on the bridge, every RoCEv2 packet whole; PID in IOP_TPID
@@ -146,7 +116,7 @@ _iop_check_step() {
 	echo "--- $name: guest ibv_rc_pingpong ($role):"; cat "$g"
 	echo "--- $name: blue_rc_pingpong ($([ "$role" = server ] && echo client || echo server)):"
 	cat "$b"
-	grc=$(sed -nE "s/^BLUE-STEP END $name rc=([0-9]+).*/\1/p" "$g")
+	grc=$(rxe_step_rc "$g" "$name")
 	[ "$grc" = 0 ] || fail "$name: guest ibv_rc_pingpong exited ${grc:-?}"
 	[ "$brc" = 0 ] || fail "$name: blue_rc_pingpong exited $brc"
 
@@ -206,7 +176,7 @@ _iop_check_step() {
 _iop_run_step() {
 	local name=$1 role=$2 n=$3 size=$4 flags=${5:-} brc=0 bpid t0
 	local b=$IOP_DIR/$name.blue
-	_iop_wait_console "^BLUE-STEP BEGIN $name\$" 60 || fail "$name: the guest never began it"
+	rxe_step_wait "$name" BEGIN 60 || fail "$name: the guest never began it"
 	t0=$(date +%s.%N)
 	_iop_cap_start "$IOP_DIR/$name.pcap"
 	# shellcheck disable=SC2086 # $flags: zero or more words
@@ -218,10 +188,9 @@ _iop_run_step() {
 			--timeout 20 -n "$n" -s "$size" $flags >"$b" 2>&1
 		wait "$bpid" || brc=$?
 	fi
-	_iop_wait_console "^BLUE-STEP END $name " 60 || fail "$name: the guest never ended it"
+	rxe_step_wait "$name" END 60 || fail "$name: the guest never ended it"
 	_iop_cap_stop
-	tr -d '\r' <"$RXE_LOG" | sed -n "/^BLUE-STEP BEGIN $name\$/,/^BLUE-STEP END $name /p" \
-		>"$IOP_DIR/$name.guest"
+	rxe_step_log "$name" >"$IOP_DIR/$name.guest"
 	cp "$IOP_DIR/$name.pcap" "$IOP_KEEP/"
 	tr -d '\r' <"$RXE_LOG" >"$IOP_KEEP/console.log"
 	echo "$name: ran in $(echo "$(date +%s.%N) $t0" | awk '{ printf "%.1f", $1 - $2 }') s"
@@ -241,12 +210,7 @@ test_rxe_pingpong_both_directions() {
 		[ $? -eq 2 ] && skip "guest image inputs missing; run scripts/deps.sh"
 		fail "initramfs build failed (see above)"
 	}
-	# blue's pins live under /sys/fs/bpf/blue/<ifname>, shared by every namespace: a
-	# name of our own, not guest.sh's fixed vbl0
-	RXE_BLUE_IF=rxb$BASHPID
-	rxe_net_up
-	rxe_blue "$IOP_BLUECTL" attach "$RXE_BLUE_IF" --mode native
-	on_exit "rxe_blue $IOP_BLUECTL detach $RXE_BLUE_IF >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$RXE_BLUE_IF"
+	rxe_blue_up "rxb$BASHPID" "$IOP_BLUECTL"
 
 	IOP_DIR=$(mktemp -d /tmp/rxe-pp.XXXXXX)
 	on_exit "rm -rf $IOP_DIR"

@@ -54,6 +54,13 @@ fault_topo() {
 	ip -n "$FT_NS_B" neigh replace "$FT_IP_A" lladdr "$FT_MAC_A" dev "$FT_IF_B" nud permanent
 }
 
+# fault_attach: blue attached natively on A and B (tests/lib/netns.sh blue_attach: the
+# detach and the pins' removal registered with on_exit). Needs $BLUECTL.
+fault_attach() {
+	blue_attach "$FT_NS_A" "$FT_IF_A" >/dev/null || fail "attach $FT_IF_A"
+	blue_attach "$FT_NS_B" "$FT_IF_B" >/dev/null || fail "attach $FT_IF_B"
+}
+
 # ft_tx_csum_off NS IF: `ethtool -K IF tx off` without ethtool (not installed here):
 # the legacy SIOCETHTOOL ETHTOOL_STXCSUM request.
 ft_tx_csum_off() {
@@ -70,7 +77,7 @@ fcntl.ioctl(socket.socket(socket.AF_INET, socket.SOCK_DGRAM), SIOCETHTOOL, ifr)
 # middle ends, wait (bounded) for it to forward, store its PID in VAR and register its
 # stop. Its stdout and stderr go to STATSFILE.out.
 fault_start() {
-	local var=$1 stats=$2 i pid
+	local var=$1 stats=$2 pid
 	shift 2
 	rm -f "$stats" "$stats.out"
 	nsenter --net=/run/netns/"$FT_NS_M" "$FAULT_BIN" --if-a "$FT_IF_MA" --if-b "$FT_IF_MB" \
@@ -78,11 +85,7 @@ fault_start() {
 	pid=$!
 	on_exit "kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -f $stats $stats.out $stats.tmp"
 	printf -v "$var" '%s' "$pid"
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^READY' "$stats.out" 2>/dev/null && return 0
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
+	wait_for_line "$stats.out" '^READY' 10 "$pid" && return 0
 	cat "$stats.out" >&2
 	fail "blue_fault did not get ready"
 }

@@ -37,9 +37,9 @@ ns_exec() {
 ns_bg() {
 	local ns=$1 var=$2; shift 2
 	nsenter --net=/run/netns/"$ns" "$@" &
-	local pid=$!
-	printf -v "$var" '%s' "$pid"
-	on_exit "kill $pid 2>/dev/null; wait $pid 2>/dev/null"
+	# $! itself, no local copy: a caller's VAR may well be called pid
+	printf -v "$var" '%s' $!
+	on_exit "kill $! 2>/dev/null; wait $! 2>/dev/null"
 }
 
 # mac_of NS IF
@@ -83,12 +83,14 @@ need_bins() {
 	done
 }
 
-# wait_for_line FILE PATTERN SECONDS: 0 as soon as a line of FILE matches PATTERN, 1 when
-# SECONDS pass first.
+# wait_for_line FILE PATTERN SECONDS [PID]: 0 as soon as a line of FILE matches PATTERN,
+# 1 when SECONDS pass first. With PID, stops early once PID has exited (then 0 only if the
+# line is there after all).
 wait_for_line() {
 	local i
 	for ((i = 0; i < $3 * 10; i++)); do
 		grep -q "$2" "$1" 2>/dev/null && return 0
+		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && { grep -q "$2" "$1"; return; }
 		sleep 0.1
 	done
 	return 1

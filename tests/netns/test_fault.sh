@@ -27,18 +27,13 @@ IP_B=10.201.98.2	# rc_smoke client
 # "no" is given for a side.
 ft_setup() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	local f
-	for f in "$BLUECTL" "$SMOKE" "$FAULT_BIN" "$XSK_SEND" "$XSK_RECV"; do
-		[ -x "$f" ] || fail "$f not built"
-	done
+	need_bins "$BLUECTL" "$SMOKE" "$FAULT_BIN" "$XSK_SEND" "$XSK_RECV"
 	fault_topo "$IP_A" "$IP_B"
 	if [ "${1:-yes}" != no ]; then
-		ns_exec "$FT_NS_A" "$BLUECTL" attach "$FT_IF_A" --mode native >/dev/null
-		on_exit "ns_exec $FT_NS_A $BLUECTL detach $FT_IF_A >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$FT_IF_A"
+		blue_attach "$FT_NS_A" "$FT_IF_A" >/dev/null || fail "attach $FT_IF_A"
 	fi
 	if [ "${2:-yes}" != no ]; then
-		ns_exec "$FT_NS_B" "$BLUECTL" attach "$FT_IF_B" --mode native >/dev/null
-		on_exit "ns_exec $FT_NS_B $BLUECTL detach $FT_IF_B >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$FT_IF_B"
+		blue_attach "$FT_NS_B" "$FT_IF_B" >/dev/null || fail "attach $FT_IF_B"
 	fi
 }
 
@@ -54,11 +49,7 @@ ft_transfer() {
 	t0=$(date +%s%N)
 	ns_bg "$FT_NS_A" SPID timeout 60 "$SMOKE" server "$FT_IF_A" --timeout-ms 20000 \
 		--hold-file "$hold" --hold-ms 20000 >"$srv" 2>&1
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^READY' "$srv" 2>/dev/null && break
-		sleep 0.1
-	done
-	grep -q '^READY' "$srv" || { cat "$srv"; fail "the rc_smoke server did not get ready"; }
+	wait_for_line "$srv" '^READY' 10 || { cat "$srv"; fail "the rc_smoke server did not get ready"; }
 	ns_bg "$FT_NS_B" cpid timeout 60 "$SMOKE" client "$FT_IF_B" "$IP_A" --timeout-ms 20000 \
 		--hold-file "$hold" --hold-ms 20000 >"$cli" 2>&1
 	# both done (HOLD) or one gone: at most 50 s
@@ -118,15 +109,18 @@ expect_gt() {
 	[ "$v" -gt "$3" ] || fail "$2 is $v, want more than $3"
 }
 
-# tx_balance STATS DIR: frames out = frames in - dropped + duplicated (nothing is held
-# after a clean stop: the forwarder flushes).
+# tx_balance STATS DIR...: in each direction, frames out = frames in - dropped +
+# duplicated (nothing is held after a clean stop: the forwarder flushes).
 tx_balance() {
-	local s=$1 d=$2 want
-	want=$(($(fault_stat "$s" "$d.rx") - $(fault_stat "$s" "$d.drop_random") -
-		$(fault_stat "$s" "$d.drop_match") + $(fault_stat "$s" "$d.dup") -
-		$(fault_stat "$s" "$d.overflow")))
-	[ "$(fault_stat "$s" "$d.tx")" -eq "$want" ] ||
-		fail "$d: tx $(fault_stat "$s" "$d.tx"), want $want (rx - drops + dups)"
+	local s=$1 d want
+	shift
+	for d in "$@"; do
+		want=$(($(fault_stat "$s" "$d.rx") - $(fault_stat "$s" "$d.drop_random") -
+			$(fault_stat "$s" "$d.drop_match") + $(fault_stat "$s" "$d.dup") -
+			$(fault_stat "$s" "$d.overflow")))
+		[ "$(fault_stat "$s" "$d.tx")" -eq "$want" ] ||
+			fail "$d: tx $(fault_stat "$s" "$d.tx"), want $want (rx - drops + dups)"
+	done
 }
 
 # --- plain forwarding ---------------------------------------------------------------
@@ -175,8 +169,7 @@ print(s.recv(100).decode(), sum(data))
 	for k in drop_match drop_random corrupt ecn dup reorder delay overflow; do
 		[ "$(fault_stat "$stats" "all.$k")" -eq 0 ] || fail "all.$k is not 0 without faults"
 	done
-	tx_balance "$stats" a2b
-	tx_balance "$stats" b2a
+	tx_balance "$stats" a2b b2a
 	[ "$(fault_stat "$stats" a2b.tx)" -eq "$(fault_stat "$stats" a2b.rx)" ] || fail "a2b lost frames"
 	[ "$(fault_stat "$stats" a2b.sock_drop)" -eq 0 ] || fail "frames dropped at the a2b socket"
 	[ "$(fault_stat "$stats" b2a.sock_drop)" -eq 0 ] || fail "frames dropped at the b2a socket"
@@ -230,8 +223,7 @@ test_fault_loss_1pct() {
 	ft_case "$s" --seed 101 --loss 0.01
 	expect_gt "$s" a2b.drop_random 0
 	expect_gt "$s" b2a.drop_random 0
-	tx_balance "$s" a2b
-	tx_balance "$s" b2a
+	tx_balance "$s" a2b b2a
 }
 
 test_fault_loss_5pct() {
@@ -239,8 +231,7 @@ test_fault_loss_5pct() {
 	s=$(mktemp -u)
 	ft_case "$s" --seed 105 --loss 0.05
 	expect_gt "$s" all.drop_random 100
-	tx_balance "$s" a2b
-	tx_balance "$s" b2a
+	tx_balance "$s" a2b b2a
 }
 
 test_fault_duplication() {
@@ -249,8 +240,7 @@ test_fault_duplication() {
 	ft_case "$s" --seed 202 --dup 0.05
 	expect_gt "$s" a2b.dup 20
 	expect_gt "$s" b2a.dup 20
-	tx_balance "$s" a2b
-	tx_balance "$s" b2a
+	tx_balance "$s" a2b b2a
 }
 
 test_fault_reorder() {
@@ -259,8 +249,7 @@ test_fault_reorder() {
 	ft_case "$s" --seed 303 --reorder 0.03 --reorder-window 8
 	expect_gt "$s" a2b.reorder 10
 	expect_gt "$s" b2a.reorder 10
-	tx_balance "$s" a2b
-	tx_balance "$s" b2a
+	tx_balance "$s" a2b b2a
 }
 
 test_fault_corrupt() {
@@ -330,8 +319,7 @@ test_fault_delay() {
 	# every RoCE frame was held 300 us, both ways
 	[ "$(fault_stat "$s" a2b.delay)" -eq "$(fault_stat "$s" a2b.roce)" ] || fail "a2b: not all delayed"
 	[ "$(fault_stat "$s" b2a.delay)" -eq "$(fault_stat "$s" b2a.roce)" ] || fail "b2a: not all delayed"
-	tx_balance "$s" a2b
-	tx_balance "$s" b2a
+	tx_balance "$s" a2b b2a
 }
 
 test_fault_ecn() {
@@ -340,8 +328,7 @@ test_fault_ecn() {
 	ft_case "$s" --seed 909 --ecn 0.2
 	expect_gt "$s" a2b.ecn 100
 	expect_gt "$s" b2a.ecn 100
-	tx_balance "$s" a2b
-	tx_balance "$s" b2a
+	tx_balance "$s" a2b b2a
 }
 
 # --- replay: the same seed gives the same decisions ----------------------------------
@@ -350,17 +337,13 @@ test_fault_ecn() {
 # A -> B through the forwarder; xsk_recv in B receives them. Leaves xsk_recv's
 # output in STATS.recv.
 ft_pattern() {
-	local stats=$1 log=$2 fpid rpid rc=0 i
+	local stats=$1 log=$2 fpid rpid rc=0
 	shift 2
 	fault_start fpid "$stats" --log "$log" "$@"
 	on_exit "rm -f $log $stats.recv"
 	ns_bg "$FT_NS_B" rpid "$XSK_RECV" "$FT_IF_B" --qpns 0x300,0x301 --count 600 --payload 512 \
 		--timeout-ms 1500 >"$stats.recv" 2>&1
-	for ((i = 0; i < 100; i++)); do
-		grep -q '^READY' "$stats.recv" 2>/dev/null && break
-		sleep 0.1
-	done
-	grep -q '^READY' "$stats.recv" || { cat "$stats.recv"; fail "xsk_recv not ready"; }
+	wait_for_line "$stats.recv" '^READY' 10 || { cat "$stats.recv"; fail "xsk_recv not ready"; }
 	ns_exec "$FT_NS_A" timeout 15 "$XSK_SEND" "$FT_IF_A" --src-mac "$FT_MAC_A" \
 		--dst-mac "$FT_MAC_B" --src-ip "$IP_A" --dst-ip "$IP_B" --qpns 0x300,0x301 \
 		--count 600 --payload 512 >/dev/null || fail "xsk_send"

@@ -41,15 +41,9 @@ FM_LAT=16		# atomics one at a time, after each atomic round
 # fm_setup: the three namespaces, blue attached on A and B. Sets FM_DIR (scratch).
 fm_setup() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	local f
-	for f in "$BLUECTL" "$XFER" "$FAULT_BIN"; do
-		[ -x "$f" ] || fail "$f not built"
-	done
+	need_bins "$BLUECTL" "$XFER" "$FAULT_BIN"
 	fault_topo "$IP_A" "$IP_B"
-	ns_exec "$FT_NS_A" "$BLUECTL" attach "$FT_IF_A" --mode native >/dev/null
-	on_exit "ns_exec $FT_NS_A $BLUECTL detach $FT_IF_A >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$FT_IF_A"
-	ns_exec "$FT_NS_B" "$BLUECTL" attach "$FT_IF_B" --mode native >/dev/null
-	on_exit "ns_exec $FT_NS_B $BLUECTL detach $FT_IF_B >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$FT_IF_B"
+	fault_attach
 	FM_DIR=$(mktemp -d)
 	on_exit "rm -rf $FM_DIR"
 }
@@ -63,17 +57,6 @@ fm_retx() {
 		return
 	fi
 	FM_RETX=(--retx "$1")
-}
-
-# wait_line FILE PATTERN SECONDS [PID]: bounded wait for a line (early out if PID exits).
-wait_line() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && { grep -q "$2" "$1"; return; }
-		sleep 0.1
-	done
-	return 1
 }
 
 # qp_field NS IF FIELD: FIELD of the one QP in IF's pinned table (bluectl --json).
@@ -120,13 +103,13 @@ fm_case() {
 	ns_bg "$FT_NS_B" cpid "$XFER" -d "$FT_IF_B" -T 20 "${FM_RETX[@]}" --hold 60 \
 		--op "$FM_OPS" --size "$sizes" --iters "$iters" --lat-iters "$FM_LAT" --lat-max 8 \
 		--verify "$IP_A" >"$FM_DIR/cli" 2>&1
-	if ! wait_line "$FM_DIR/cli" '^HOLDING' 150 "$cpid"; then
+	if ! wait_for_line "$FM_DIR/cli" '^HOLDING' 150 "$cpid"; then
 		fm_logs
 		fault_stop "$fpid"
 		fail "no end of the run within 150 s ($policy, blue_fault $*)"
 	fi
 	ms=$((($(date +%s%N) - t0) / 1000000))
-	wait_line "$FM_DIR/srv" '^HOLDING' 10 "$spid" || true
+	wait_for_line "$FM_DIR/srv" '^HOLDING' 10 "$spid" || true
 	FM_RETRANS=$(qp_field "$FT_NS_B" "$FT_IF_B" retransmits)
 	FM_RETX_PKTS=$(qp_field "$FT_NS_B" "$FT_IF_B" retx_pkts)
 	FM_POLICY=$(qp_field "$FT_NS_B" "$FT_IF_B" retx_policy)
@@ -324,7 +307,7 @@ fm_death() {
 	ns_bg "$FT_NS_B" cpid "$XFER" -d "$FT_IF_B" -T 10 "${FM_RETX[@]}" --qps 4 --op write \
 		--size 64K --iters 10000000 --verify --progress --expect-peer-death --hold 30 \
 		"$IP_A" >"$FM_DIR/cli" 2>&1
-	wait_line "$FM_DIR/cli" '^\[progress\] write' 20 "$cpid" || { fm_logs; fail "no transfer"; }
+	wait_for_line "$FM_DIR/cli" '^\[progress\] write' 20 "$cpid" || { fm_logs; fail "no transfer"; }
 	if [ "$policy" = sr ]; then
 		grep -q 'retransmission: selective (both sides offered it)' "$FM_DIR/cli" ||
 			{ fm_logs; fail "the client does not use selective retransmission"; }
@@ -342,7 +325,7 @@ fm_death() {
 		ip -n "$FT_NS_A" link show "$FT_IF_A" | grep -q xdp && fail "XDP still on $FT_IF_A"
 		;;
 	esac
-	wait_line "$FM_DIR/cli" '^HOLDING' 20 "$cpid" || { fm_logs; fail "the client did not finish"; }
+	wait_for_line "$FM_DIR/cli" '^HOLDING' 20 "$cpid" || { fm_logs; fail "the client did not finish"; }
 	t1=$(date +%s%N)
 	echo "$policy, peer $how: every WR accounted for $(((t1 - t0) / 1000000)) ms after it"
 	qps=$(ns_exec "$FT_NS_B" "$BLUECTL" --json qp list "$FT_IF_B" | $PY -c '

@@ -38,17 +38,6 @@ SOAK_SIZE=65536
 SOAK_ITERS=${SOAK_ITERS:-256}
 SOAK_BOUND=${SOAK_BOUND:-480}	# seconds for the whole transfer
 
-# wait_line FILE PATTERN SECONDS PID: bounded wait for a line, or PID's exit.
-wait_line() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -q "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$4" 2>/dev/null || { grep -q "$2" "$1"; return; }
-		sleep 0.1
-	done
-	return 1
-}
-
 # hal_stat NS IF NAME: a HAL or engine counter from `bluectl stats`.
 hal_stat() {
 	ns_exec "$1" "$BLUECTL" stats "$2" | awk -v k="$3" '$1 == k { v = $2 } END { print v + 0 }'
@@ -58,16 +47,11 @@ hal_stat() {
 soak() {
 	local policy=$1 tmo=$2 depth=$3 f d fpid spid cpid crc=0 src=0 t0 secs bytes wrs gib
 	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	for f in "$BLUECTL" "$XFER" "$FAULT_BIN"; do
-		[ -x "$f" ] || fail "$f not built"
-	done
+	need_bins "$BLUECTL" "$XFER" "$FAULT_BIN"
 	"$XFER" --help | grep -q -- '--retx' ||
 		fail "blue_xfer has no --retx option: the retransmission policy cannot be chosen"
 	fault_topo "$IP_A" "$IP_B"
-	ns_exec "$FT_NS_A" "$BLUECTL" attach "$FT_IF_A" --mode native >/dev/null
-	on_exit "ns_exec $FT_NS_A $BLUECTL detach $FT_IF_A >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$FT_IF_A"
-	ns_exec "$FT_NS_B" "$BLUECTL" attach "$FT_IF_B" --mode native >/dev/null
-	on_exit "ns_exec $FT_NS_B $BLUECTL detach $FT_IF_B >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$FT_IF_B"
+	fault_attach
 	d=$(mktemp -d)
 	on_exit "rm -rf $d"
 	fault_start fpid "$d/fault" --seed 9001 --loss 0.01 --reorder 0.02 --reorder-window 8
@@ -80,7 +64,7 @@ soak() {
 		--ack-timeout "$tmo" --depth "$depth" \
 		--qps "$SOAK_QPS" --op send,read,cas,faa --size "$SOAK_SIZE" --iters "$SOAK_ITERS" \
 		--lat-iters 0 --verify --progress "$IP_A" >"$d/cli" 2>&1
-	if ! wait_line "$d/cli" '^HOLDING' "$SOAK_BOUND" "$cpid"; then
+	if ! wait_for_line "$d/cli" '^HOLDING' "$SOAK_BOUND" "$cpid"; then
 		grep '^\[progress\]' "$d/cli" | tail -3
 		grep -v '^\[progress\]' "$d/cli" | tail -30
 		tail -10 "$d/srv"
@@ -88,7 +72,7 @@ soak() {
 		fail "the soak did not end within $SOAK_BOUND s"
 	fi
 	secs=$((($(date +%s%N) - t0) / 1000000))
-	wait_line "$d/srv" '^HOLDING' 10 "$spid" || true
+	wait_for_line "$d/srv" '^HOLDING' 10 "$spid" || true
 	ns_exec "$FT_NS_B" "$BLUECTL" --json qp list "$FT_IF_B" | $PY -c '
 import json, sys
 q = json.load(sys.stdin)["qps"]

@@ -43,6 +43,12 @@ struct snap {
 /* Read it all; 0, or 1 after saying why on stderr. */
 int snap_take(const char *ifname, struct snap *s);
 void snap_free(struct snap *s);
+struct jw;
+/* A command that shows one snapshot: @json_body inside a top-level JSON object with
+ * --json, else @text on stdout. 0, or 1 when the snapshot could not be taken. */
+int snap_show(const char *ifname, const struct opts *o,
+	      void (*json_body)(struct jw *w, const struct snap *s),
+	      void (*text)(const struct snap *s, FILE *f));
 uint64_t mono_ns(void);
 
 const char *qp_state_name(unsigned int s);

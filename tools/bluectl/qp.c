@@ -146,25 +146,14 @@ void qp_list_json_body(struct jw *w, const struct snap *s)
 	free(peers);
 }
 
+static void qp_list_text_all(const struct snap *s, FILE *f)
+{
+	qp_list_print_text(s, f, 0);
+}
+
 int cmd_qp_list(const char *ifname, const struct opts *o)
 {
-	struct snap s;
-
-	if (snap_take(ifname, &s))
-		return 1;
-	if (o->json) {
-		struct jw w;
-
-		jw_init(&w, stdout);
-		jw_obj(&w, NULL);
-		qp_list_json_body(&w, &s);
-		jw_obj_end(&w);
-		jw_end(&w);
-	} else {
-		qp_list_print_text(&s, stdout, 0);
-	}
-	snap_free(&s);
-	return 0;
+	return snap_show(ifname, o, qp_list_json_body, qp_list_text_all);
 }
 
 int cmd_qp_show(const char *ifname, const char *qpn_arg, const struct opts *o)

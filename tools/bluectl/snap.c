@@ -138,3 +138,26 @@ void snap_free(struct snap *s)
 	s->qps = NULL;
 	s->nqps = 0;
 }
+
+int snap_show(const char *ifname, const struct opts *o,
+	      void (*json_body)(struct jw *w, const struct snap *s),
+	      void (*text)(const struct snap *s, FILE *f))
+{
+	struct snap s;
+
+	if (snap_take(ifname, &s))
+		return 1;
+	if (o->json) {
+		struct jw w;
+
+		jw_init(&w, stdout);
+		jw_obj(&w, NULL);
+		json_body(&w, &s);
+		jw_obj_end(&w);
+		jw_end(&w);
+	} else {
+		text(&s, stdout);
+	}
+	snap_free(&s);
+	return 0;
+}

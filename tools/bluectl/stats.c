@@ -218,21 +218,5 @@ void stats_json_body(struct jw *w, const struct snap *s)
 
 int cmd_stats(const char *ifname, const struct opts *o)
 {
-	struct snap s;
-
-	if (snap_take(ifname, &s))
-		return 1;
-	if (o->json) {
-		struct jw w;
-
-		jw_init(&w, stdout);
-		jw_obj(&w, NULL);
-		stats_json_body(&w, &s);
-		jw_obj_end(&w);
-		jw_end(&w);
-	} else {
-		stats_print_text(&s, stdout);
-	}
-	snap_free(&s);
-	return 0;
+	return snap_show(ifname, o, stats_json_body, stats_print_text);
 }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include <blue/blue.h>
+#include "tools/common/tool_common.h"
 
 #define PERF_DEF_PORT	18515		/* perftest's */
 #define PERF_MAX_SIZE	(1u << 23)	/* -a runs 2 .. 2^23, as perftest */
@@ -134,17 +135,20 @@ int perf_msg_recv(struct perf_ctx *c, uint32_t want, struct perf_msg *m);
  * what it sent last); a completion while waiting is an error: none is due.
  */
 int perf_msg_wait(struct perf_ctx *c, uint32_t want, struct perf_msg *m);
+/*
+ * Client, end of a size: send @m (PM_END) and take the server's PM_VERDICT into @m and its
+ * CPU use into @cpu_server. Return 0, or -1 (a message said why) if the exchange failed or
+ * the server's check did.
+ */
+int perf_msg_end(struct perf_ctx *c, struct perf_msg *m, double *cpu_server);
 /* A message is waiting on the control socket (non-blocking check). */
 bool perf_msg_pending(struct perf_ctx *c);
 
-/* ---- shared helpers (perf_report.c) ------------------------------------------- */
+/* ---- shared helpers (perf_report.c; clock and CPU time: tools/common) ---------- */
 
-uint64_t perf_now_ns(void);
 uint32_t perf_crc(uint32_t crc, const void *buf, size_t len);
 /* Fill @buf with a pattern keyed by @key, so a stale buffer never passes for a new one. */
 void perf_fill(uint8_t *buf, size_t len, uint64_t key);
-/* utime + stime of this process from /proc/self/stat, in seconds. */
-double perf_cpu_s(void);
 
 struct perf_bw_result {
 	uint32_t size;

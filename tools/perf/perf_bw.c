@@ -151,8 +151,8 @@ int perf_bw_client(struct perf_ctx *c, uint32_t size, struct perf_bw_result *res
 		c->q[0].buf[size / 2] ^= 0x5a;	/* what goes out is not what was announced */
 	if (perf_msg_send(c, &m) || perf_msg_wait(c, PM_READY, &m))
 		goto out;
-	cpu0 = perf_cpu_s();
-	t0 = last = now = perf_now_ns();
+	cpu0 = tool_cpu_s();
+	t0 = last = now = tool_now_ns();
 	stop = t0 + (uint64_t)o->duration * 1000000000ull;
 	s[ns++] = (struct sample){ t0, 0 };
 	for (;;) {
@@ -185,7 +185,7 @@ int perf_bw_client(struct perf_ctx *c, uint32_t size, struct perf_bw_result *res
 			b[qi].done = idx + 1;
 		}
 		if (n > 0 || !(++spins & 255))
-			now = perf_now_ns();
+			now = tool_now_ns();
 		if (n > 0) {
 			last = now;
 			if (ns == cap) {
@@ -216,15 +216,10 @@ int perf_bw_client(struct perf_ctx *c, uint32_t size, struct perf_bw_result *res
 	res->bw_peak = peak_rate(s, ns, total) * size;
 	if (res->bw_peak < res->bw_avg)	/* a single stretch: the average is the peak */
 		res->bw_peak = res->bw_avg;
-	res->cpu_client = (perf_cpu_s() - cpu0) * 1e9 / (double)(perf_now_ns() - t0);
+	res->cpu_client = tool_cpu_cores(cpu0, t0);
 	m = (struct perf_msg){ .type = PM_END, .size = size, .count = total, .crc = crc };
-	if (perf_msg_send(c, &m) || perf_msg_wait(c, PM_VERDICT, &m))
+	if (perf_msg_end(c, &m, &res->cpu_server))
 		goto out;
-	res->cpu_server = (double)m.cpu_milli / 1000;
-	if (m.status) {
-		fprintf(stderr, "the server's check failed: %s\n", m.reason);
-		goto out;
-	}
 	if (o->inject && c->t->op == BLUE_WR_RDMA_READ)
 		c->q[0].buf[size / 2] ^= 0x5a;	/* as if a byte had arrived wrong */
 	if (c->t->op == BLUE_WR_RDMA_READ && crc_slices(c, size) != m.crc) {
@@ -275,8 +270,8 @@ int perf_bw_server(struct perf_ctx *c, const struct perf_msg *start)
 	m.crc = crc;
 	if (perf_msg_send(c, &m))
 		return -1;
-	cpu0 = perf_cpu_s();
-	t0 = last = now = perf_now_ns();
+	cpu0 = tool_cpu_s();
+	t0 = last = now = tool_now_ns();
 	/* The responder runs only while we poll: poll until END, and all receives are in. */
 	while (!ended || (c->t->recv && rx < end.count)) {
 		n = perf_poll(c, wc, POLL_BATCH);
@@ -301,7 +296,7 @@ int perf_bw_server(struct perf_ctx *c, const struct perf_msg *start)
 			return -1;
 		spins++;
 		if (n > 0 || !(spins & 63)) {
-			now = perf_now_ns();
+			now = tool_now_ns();
 			if (n > 0)
 				last = now;
 		}
@@ -319,8 +314,8 @@ int perf_bw_server(struct perf_ctx *c, const struct perf_msg *start)
 		}
 	}
 	m = (struct perf_msg){ .type = PM_VERDICT, .size = size, .crc = crc,
-			       .cpu_milli = (uint64_t)((perf_cpu_s() - cpu0) * 1e12 /
-						       (double)(perf_now_ns() - t0)) };
+			       .cpu_milli = (uint64_t)((tool_cpu_s() - cpu0) * 1e12 /
+						       (double)(tool_now_ns() - t0)) };
 	if (c->t->recv && rx != end.count) {
 		m.status = EIO;
 		snprintf(m.reason, sizeof(m.reason), "%" PRIu64 " messages received, the client "

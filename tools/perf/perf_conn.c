@@ -26,33 +26,15 @@ struct params_wire {
 		 inline_size, mtu, cas;
 };
 
-static int io_wait(struct perf_ctx *c, short ev, uint64_t deadline)
-{
-	struct pollfd p = { .fd = c->fd, .events = ev };
-	uint64_t now;
-	int n;
-
-	for (;;) {
-		now = perf_now_ns();
-		if (now >= deadline)
-			return -ETIMEDOUT;
-		n = poll(&p, 1, (int)((deadline - now) / 1000000u) + 1);
-		if (n > 0)
-			return 0;
-		if (n < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
 static int send_all(struct perf_ctx *c, const void *buf, size_t len)
 {
-	uint64_t dl = perf_now_ns() + c->tmo_ns;
+	uint64_t dl = tool_now_ns() + c->tmo_ns;
 	const uint8_t *p = buf;
 	ssize_t n;
 	int err;
 
 	while (len) {
-		err = io_wait(c, POLLOUT, dl);
+		err = tool_poll_wait(c->fd, POLLOUT, dl);
 		if (err)
 			return err;
 		n = send(c->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -68,13 +50,13 @@ static int send_all(struct perf_ctx *c, const void *buf, size_t len)
 
 static int recv_all(struct perf_ctx *c, void *buf, size_t len)
 {
-	uint64_t dl = perf_now_ns() + c->tmo_ns;
+	uint64_t dl = tool_now_ns() + c->tmo_ns;
 	uint8_t *p = buf;
 	ssize_t n;
 	int err;
 
 	while (len) {
-		err = io_wait(c, POLLIN, dl);
+		err = tool_poll_wait(c->fd, POLLIN, dl);
 		if (err)
 			return err;
 		n = recv(c->fd, p, len, MSG_DONTWAIT);
@@ -127,6 +109,18 @@ int perf_msg_recv(struct perf_ctx *c, uint32_t want, struct perf_msg *m)
 	m->reason[sizeof(m->reason) - 1] = 0;
 	if (want && m->type != want) {
 		fprintf(stderr, "control channel: message %u, expected %u\n", m->type, want);
+		return -1;
+	}
+	return 0;
+}
+
+int perf_msg_end(struct perf_ctx *c, struct perf_msg *m, double *cpu_server)
+{
+	if (perf_msg_send(c, m) || perf_msg_wait(c, PM_VERDICT, m))
+		return -1;
+	*cpu_server = (double)m->cpu_milli / 1000;
+	if (m->status) {
+		fprintf(stderr, "the server's check failed: %s\n", m->reason);
 		return -1;
 	}
 	return 0;

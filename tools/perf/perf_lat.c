@@ -122,10 +122,10 @@ static bool arrived(const struct perf_ctx *c, const struct lat_state *st, uint64
 /* Reap this side's last send completions, so that none is left for the next round. */
 static int drain(struct perf_ctx *c, struct lat_state *st)
 {
-	uint64_t dl = perf_now_ns() + c->tmo_ns;
+	uint64_t dl = tool_now_ns() + c->tmo_ns;
 
 	while (st->sends_out)
-		if (lat_poll(c, st) < 0 || perf_now_ns() > dl) {
+		if (lat_poll(c, st) < 0 || tool_now_ns() > dl) {
 			fprintf(stderr, "the last WR did not complete within %d s\n",
 				c->o->timeout_s);
 			return -1;
@@ -166,18 +166,18 @@ int perf_lat_client(struct perf_ctx *c, uint32_t size, struct perf_lat_result *r
 	prepare(c, size);
 	if (top_up(c) || perf_msg_send(c, &m) || perf_msg_wait(c, PM_READY, &m))
 		goto out;
-	cpu0 = perf_cpu_s();
-	t0 = perf_now_ns();
+	cpu0 = tool_cpu_s();
+	t0 = tool_now_ns();
 	stop = t0 + (uint64_t)o->duration * 1000000000ull;
 	for (i = 0; o->duration || i < o->iters; i++) {
-		now = perf_now_ns();
+		now = tool_now_ns();
 		if (o->duration && now >= stop)
 			break;
 		dl = now + c->tmo_ns;
 		while (st.sends_out >= c->max_send)	/* an ACK may trail the reply */
-			if (lat_poll(c, &st) < 0 || perf_now_ns() > dl)
+			if (lat_poll(c, &st) < 0 || tool_now_ns() > dl)
 				goto stalled;
-		t = perf_now_ns();
+		t = tool_now_ns();
 		if (lat_post(c, &st, i))
 			goto out;
 		for (unsigned int spins = 0; !arrived(c, &st, i); spins++) {
@@ -187,10 +187,10 @@ int perf_lat_client(struct perf_ctx *c, uint32_t size, struct perf_lat_result *r
 				goto out;
 			if (!n && !arrived(c, &st, i))
 				perf_idle(c);
-			if (!(spins & 1023) && perf_now_ns() > dl)
+			if (!(spins & 1023) && tool_now_ns() > dl)
 				goto stalled;
 		}
-		now = perf_now_ns();
+		now = tool_now_ns();
 		if (i == cap) {
 			double *p = realloc(lat, 2 * cap * sizeof(*lat));
 
@@ -218,17 +218,12 @@ int perf_lat_client(struct perf_ctx *c, uint32_t size, struct perf_lat_result *r
 	if (drain(c, &st))
 		goto out;
 	res->size = size;
-	res->cpu_client = (perf_cpu_s() - cpu0) * 1e9 / (double)(perf_now_ns() - t0);
+	res->cpu_client = tool_cpu_cores(cpu0, t0);
 	perf_lat_stats(lat, i, res);
 	m = (struct perf_msg){ .type = PM_END, .size = size, .count = i,
 			       .crc = c->t->pingpong ? perf_crc(0, buf + c->half, size) : 0 };
-	if (perf_msg_send(c, &m) || perf_msg_wait(c, PM_VERDICT, &m))
+	if (perf_msg_end(c, &m, &res->cpu_server))
 		goto out;
-	res->cpu_server = (double)m.cpu_milli / 1000;
-	if (m.status) {
-		fprintf(stderr, "the server's check failed: %s\n", m.reason);
-		goto out;
-	}
 	if ((c->t->pingpong || c->t->op == BLUE_WR_RDMA_READ) && perf_crc(0, buf, size) != m.crc) {
 		fprintf(stderr, "data check failed: CRC-32 0x%08x of what arrived, the server "
 			"sent 0x%08x\n", perf_crc(0, buf, size), m.crc);
@@ -262,8 +257,8 @@ int perf_lat_server(struct perf_ctx *c, const struct perf_msg *start)
 	m.crc = crc;
 	if (top_up(c) || perf_msg_send(c, &m))
 		return -1;
-	cpu0 = perf_cpu_s();
-	t0 = last = now = perf_now_ns();
+	cpu0 = tool_cpu_s();
+	t0 = last = now = tool_now_ns();
 	while (!ended) {
 		int n = lat_poll(c, &st);
 
@@ -279,7 +274,7 @@ int perf_lat_server(struct perf_ctx *c, const struct perf_msg *start)
 			last = now;
 		}
 		if (!(++spins & 63)) {
-			now = perf_now_ns();
+			now = tool_now_ns();
 			if (perf_msg_pending(c)) {
 				if (perf_msg_recv(c, PM_END, &end))
 					return -1;
@@ -295,8 +290,8 @@ int perf_lat_server(struct perf_ctx *c, const struct perf_msg *start)
 	if (drain(c, &st))
 		return -1;
 	m = (struct perf_msg){ .type = PM_VERDICT, .size = size,
-			       .cpu_milli = (uint64_t)((perf_cpu_s() - cpu0) * 1e12 /
-						       (double)(perf_now_ns() - t0)) };
+			       .cpu_milli = (uint64_t)((tool_cpu_s() - cpu0) * 1e12 /
+						       (double)(tool_now_ns() - t0)) };
 	if (c->t->pingpong) {
 		m.crc = perf_crc(0, buf + c->half, size);
 		if (i != end.count)

@@ -72,7 +72,7 @@ uint64_t perf_blind_bound_ns(const struct perf_ctx *c)
 
 int perf_msg_wait(struct perf_ctx *c, uint32_t want, struct perf_msg *m)
 {
-	uint64_t dl = perf_now_ns() + c->tmo_ns;
+	uint64_t dl = tool_now_ns() + c->tmo_ns;
 	struct blue_wc wc[4];
 	int n;
 
@@ -87,7 +87,7 @@ int perf_msg_wait(struct perf_ctx *c, uint32_t want, struct perf_msg *m)
 				wc[0].wr_id);
 			return -1;
 		}
-		if (perf_now_ns() > dl) {
+		if (tool_now_ns() > dl) {
 			fprintf(stderr, "control channel: no message from the peer within %d s\n",
 				c->o->timeout_s);
 			return -1;

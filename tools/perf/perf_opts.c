@@ -47,37 +47,6 @@ static void usage(FILE *f, const char *argv0, const struct perf_test_desc *t)
 		"  -A, --atomic_type=T      FETCH_AND_ADD (default) or CMP_AND_SWAP\n" : "");
 }
 
-/* A whole number in [lo, hi], K/M/G suffixes allowed with @suffix; -1 after a message. */
-static long long num(const char *what, const char *s, long long lo, long long hi, bool suffix)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (suffix && end != s) {
-		switch (*end) {
-		case 'k': case 'K': v <<= 10; end++; break;
-		case 'm': case 'M': v <<= 20; end++; break;
-		case 'g': case 'G': v <<= 30; end++; break;
-		}
-	}
-	if (errno || end == s || *end || s[0] == '-' || v < (unsigned long long)lo ||
-	    v > (unsigned long long)hi) {
-		fprintf(stderr, "invalid %s '%s': expected %lld..%lld\n", what, s, lo, hi);
-		return -1;
-	}
-	return (long long)v;
-}
-
-static enum blue_mtu mtu_enum(long long b)
-{
-	for (int m = BLUE_MTU_256; m <= BLUE_MTU_4096; m++)
-		if (blue_mtu_bytes((enum blue_mtu)m) == b)
-			return (enum blue_mtu)m;
-	return 0;
-}
-
 int perf_parse(int argc, char **argv, enum perf_test test, struct perf_opts *o)
 {
 	enum { O_GBITS = 256, O_JSON, O_JSON_FILE, O_TIMEOUT, O_INJECT };
@@ -116,37 +85,47 @@ int perf_parse(int argc, char **argv, enum perf_test test, struct perf_opts *o)
 		v = 0;
 		switch (c) {
 		case 'd': o->ifname = optarg; break;
-		case 'x': v = num("GID index", optarg, 0, 255, false); o->gidx = (int)v; break;
-		case 'p': v = num("port", optarg, 1, 65535, false); o->port = (uint16_t)v; break;
+		case 'x':
+			v = tool_num_arg("GID index", optarg, 0, 255, false);
+			o->gidx = (int)v;
+			break;
+		case 'p':
+			v = tool_num_arg("port", optarg, 1, 65535, false);
+			o->port = (uint16_t)v;
+			break;
 		case 's':
-			v = num("size", optarg, 1, 1ll << 30, true);
+			v = tool_num_arg("size", optarg, 1, 1ll << 30, true);
 			o->size = (uint32_t)v;
 			break;
 		case 'a': o->all_sizes = true; break;
 		case 'n':
-			v = num("iterations", optarg, 1, 1ll << 31, true);
+			v = tool_num_arg("iterations", optarg, 1, 1ll << 31, true);
 			o->iters = (uint32_t)v;
 			break;
 		case 'D':
-			v = num("duration", optarg, 1, 3600, false);
+			v = tool_num_arg("duration", optarg, 1, 3600, false);
 			o->duration = (uint32_t)v;
 			break;
 		case 'q':
-			v = num("QP count", optarg, 1, PERF_MAX_QPS, false);
+			v = tool_num_arg("QP count", optarg, 1, PERF_MAX_QPS, false);
 			o->nqps = (uint32_t)v;
 			break;
-		case 't': v = num("TX depth", optarg, 1, 8192, false); o->tx_depth = (uint32_t)v; break;
-		case 'l': v = num("post list", optarg, 1, 8192, false); o->post_list = (uint32_t)v; break;
+		case 't':
+			v = tool_num_arg("TX depth", optarg, 1, 8192, false);
+			o->tx_depth = (uint32_t)v;
+			break;
+		case 'l':
+			v = tool_num_arg("post list", optarg, 1, 8192, false);
+			o->post_list = (uint32_t)v;
+			break;
 		case 'I':
-			v = num("inline size", optarg, 0, 512, false);
+			v = tool_num_arg("inline size", optarg, 0, 512, false);
 			o->inline_size = (uint32_t)v;
 			break;
 		case 'm':
-			v = num("MTU", optarg, 256, 4096, false);
-			if (v > 0 && !(o->mtu = mtu_enum(v))) {
-				fprintf(stderr, "invalid MTU %lld: use 256, 512, 1024, 2048 or 4096\n", v);
-				v = -1;
-			}
+			v = tool_mtu_arg(optarg);
+			if (v > 0)
+				o->mtu = (enum blue_mtu)v;
 			break;
 		case 'A':
 			if (!atomic || (strcmp(optarg, "CMP_AND_SWAP") &&
@@ -161,7 +140,7 @@ int perf_parse(int argc, char **argv, enum perf_test test, struct perf_opts *o)
 		case O_JSON: o->json = true; break;
 		case O_JSON_FILE: o->json = true; o->json_file = optarg; break;
 		case O_TIMEOUT:
-			v = num("timeout", optarg, 1, 3600, false);
+			v = tool_num_arg("timeout", optarg, 1, 3600, false);
 			o->timeout_s = (int)v;
 			break;
 		case O_INJECT:

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * What the benchmarks print: perftest's banner and column layout (so scripts written for
- * ib_write_bw read ours), the latency statistics, --out_json, and small helpers (clock,
- * CRC, CPU use).
+ * ib_write_bw read ours), the latency statistics, --out_json, and small helpers (CRC,
+ * data pattern).
  *
  * Units, as perftest's: MB/sec is 2^20 bytes per second; --report_gbits gives 10^9 bits
  * per second; MsgRate is 10^6 messages per second; latencies are microseconds.
@@ -19,14 +19,6 @@
 
 #define DASHES \
 	"---------------------------------------------------------------------------------------\n"
-
-uint64_t perf_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* ISA-L's crc32_gzip_refl is zlib's crc32, chainable the same way. */
 uint32_t perf_crc(uint32_t crc, const void *buf, size_t len)
@@ -46,26 +38,6 @@ void perf_fill(uint8_t *buf, size_t len, uint64_t key)
 		}
 		buf[i] = (uint8_t)(x >> ((i & 7) * 8));
 	}
-}
-
-/* Fields 14 and 15 of /proc/self/stat: utime and stime in clock ticks. */
-double perf_cpu_s(void)
-{
-	unsigned long long ut = 0, st = 0;
-	char buf[1024], *p;
-	FILE *f = fopen("/proc/self/stat", "r");
-	size_t n;
-
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');	/* the command name may hold spaces */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-			 &ut, &st) != 2)
-		return 0;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
 void perf_print_banner(const struct perf_ctx *c)
@@ -136,18 +108,11 @@ void perf_print_footer(void)
 	printf(DASHES);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 void perf_lat_stats(double *ns, uint64_t n, struct perf_lat_result *r)
 {
 	double sum = 0, var = 0, avg;
 
-	qsort(ns, n, sizeof(*ns), cmp_double);
+	qsort(ns, n, sizeof(*ns), tool_cmp_double);
 	for (uint64_t i = 0; i < n; i++)
 		sum += ns[i];
 	avg = sum / (double)n;
