@@ -5,6 +5,8 @@
  * zero-copy or copy decision is made), and every further socket joins it with
  * XDP_SHARED_UMEM on the same queue. Steering goes through the maps `bluectl attach`
  * pinned: the XSKMAP (slot -> socket) and the mmapped QP-context array (QPN -> slot).
+ * A HAL hands out the XSKMAP slots of its own queue only (include/blue/qp_ctx.h), so
+ * HALs on different queues of one netdev, in one process or several, never meet.
  *
  * libxdp is used for the rings only: its default XDP program and its multi-program
  * dispatcher are never loaded (XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD; the dispatcher
@@ -101,7 +103,7 @@ struct ax_hal {
 	int qp_ctx_fd;
 	struct blue_qp_ctx *ctx;
 	size_t ctx_len;
-	struct ax_sock socks[BLUE_MAX_XSK];
+	struct ax_sock socks[BLUE_XSK_PER_QUEUE];	/* XSKMAP slots of queue_id */
 	struct blue_hal_stats st;
 };
 
@@ -263,7 +265,7 @@ static int xsk_make(struct ax_hal *ax, struct ax_sock *s, bool first, __u16 bind
 	s->fd = xsk_socket__fd(s->xsk);
 	s->ax = ax;
 	s->base.hal = &ax->base;
-	s->base.slot = (uint32_t)(s - ax->socks);
+	s->base.slot = ax->queue_id * BLUE_XSK_PER_QUEUE + (uint32_t)(s - ax->socks);
 	if (ax->busy_poll)
 		set_busy_poll(ax, s->fd);
 	set_tx_budget(ax, s->fd);
@@ -333,6 +335,11 @@ static int create_owner(struct ax_hal *ax, bool force_copy, uint32_t fill_target
 		err = try_modes(ax, force_copy, fill_target);
 	}
 	if (err) {
+		if (err == -EINVAL && ax->queue_id)
+			fprintf(stderr, "blue afxdp: %s: AF_XDP bind to queue %u refused: does "
+				"the netdev have %u queues? (ethtool -l %s; a veth takes "
+				"numrxqueues/numtxqueues at creation)\n", ax->ifname,
+				ax->queue_id, ax->queue_id + 1, ax->ifname);
 		ax_err(ax, err == -EBUSY ? "AF_XDP bind: the queue has another AF_XDP socket"
 			   : "AF_XDP bind, copy mode included", err);
 		return err;
@@ -348,7 +355,7 @@ static int ax_sock_open(struct blue_hal *hal, struct blue_hal_sock **out)
 	uint32_t i;
 	int err;
 
-	for (i = 0; i < BLUE_MAX_XSK && !s; i++)
+	for (i = 0; i < BLUE_XSK_PER_QUEUE && !s; i++)
 		if (!ax->socks[i].open)
 			s = &ax->socks[i];
 	if (!s)
@@ -363,7 +370,7 @@ static int ax_sock_open(struct blue_hal *hal, struct blue_hal_sock **out)
 	if (!ax->tx_only && bpf_map_update_elem(ax->xsks_fd, &s->base.slot, &s->fd, 0)) {
 		err = -errno;
 		ax_err(ax, "XSKMAP insert", err);
-		if (s->base.slot) {
+		if (s != ax->socks) {
 			xsk_socket__delete(s->xsk);
 			s->xsk = NULL;
 		}
@@ -417,7 +424,7 @@ static void ax_sock_close(struct blue_hal_sock *bs)
 			usleep(1000);
 	blue_umem_reap(&ax->umem);
 	rx_drain(s);
-	if (s->base.slot) {
+	if (s != ax->socks) {
 		xsk_socket__delete(s->xsk);
 		s->xsk = NULL;
 		free(s->gather);
@@ -728,7 +735,7 @@ static void ax_get_stats(struct blue_hal *hal, struct blue_hal_stats *st)
 	st->frames_free = blue_fpool_avail(&ax->umem.pool);
 	st->frames_free += blue_umem_split(&ax->umem) ? 2 * blue_fpool_avail(&ax->umem.tx_pairs) : 0;
 	st->frame_errors = ax->umem.pool.bad_frees + ax->umem.tx_pairs.bad_frees;
-	for (i = 0; i < BLUE_MAX_XSK; i++) {
+	for (i = 0; i < BLUE_XSK_PER_QUEUE; i++) {
 		struct xdp_statistics xs = { 0 };
 		socklen_t len = sizeof(xs);
 
@@ -747,11 +754,11 @@ static void ax_destroy(struct blue_hal *hal)
 	struct ax_hal *ax = to_ax(hal);
 	uint32_t i;
 
-	for (i = 0; i < BLUE_MAX_XSK; i++)
+	for (i = 0; i < BLUE_XSK_PER_QUEUE; i++)
 		if (ax->socks[i].open)
 			ax_sock_close(&ax->socks[i].base);
 	/* The owner socket last: the others share its UMEM registration. */
-	for (i = BLUE_MAX_XSK; i-- > 0;) {
+	for (i = BLUE_XSK_PER_QUEUE; i-- > 0;) {
 		if (ax->socks[i].xsk)
 			xsk_socket__delete(ax->socks[i].xsk);
 		free(ax->socks[i].gather);
@@ -818,6 +825,12 @@ struct blue_hal *blue_hal_afxdp_open(const struct blue_afxdp_config *cfg)
 	struct ax_hal *ax;
 	int err;
 
+	if (cfg && cfg->queue_id >= BLUE_MAX_QUEUES) {
+		fprintf(stderr, "blue afxdp: %s: queue %u: blue serves queues 0..%u\n",
+			cfg->ifname ? cfg->ifname : "?", cfg->queue_id, BLUE_MAX_QUEUES - 1);
+		errno = EINVAL;
+		return NULL;
+	}
 	if (!cfg || check_config(cfg, &frames, &fsize, &ring)) {
 		fprintf(stderr, "blue afxdp: bad config: want an interface name, power-of-two "
 			"frame and ring counts (ring <= frames) and 2048- or 4096-byte frames\n");

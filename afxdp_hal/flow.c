@@ -35,6 +35,8 @@ int blue_flow_unbind(struct blue_qp_ctx *tbl, uint32_t qpn)
 	c = &tbl[blue_qpn_slot(qpn)];
 	if (__atomic_load_n(&c->qpn, __ATOMIC_ACQUIRE) != qpn)
 		return -ENOENT;
+	/* a free slot has no owner, so the next claimer's slot never looks abandoned */
+	__atomic_store_n(&c->owner_pid, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&c->qpn, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&c->xsk_slot, 0, __ATOMIC_RELEASE);
 	return 0;

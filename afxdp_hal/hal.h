@@ -122,7 +122,7 @@ struct blue_hal_sock {
 
 struct blue_afxdp_config {
 	const char *ifname;
-	uint32_t queue_id;
+	uint32_t queue_id;	/* < BLUE_MAX_QUEUES; its sockets take that queue's XSKMAP slots */
 	uint32_t frame_count;	/* UMEM frames; power of two; 0 = default 4096 */
 	uint32_t frame_size;	/* 2048 or 4096; 0 = default 4096 */
 	uint32_t ring_size;	/* descriptors per ring; 0 = default 2048 */
@@ -151,7 +151,8 @@ struct blue_afxdp_config {
  * maps under /sys/fs/bpf/blue/<ifname>/. Tries zero-copy first, then copy mode.
  * Returns NULL with errno set, after printing what failed to stderr.
  *
- * Socket slots (XSKMAP indexes) are handed out lowest free first. Closing a socket
+ * Socket slots (XSKMAP indexes, from @queue_id's range) are handed out lowest free
+ * first. Closing a socket
  * removes it from the XSKMAP and unbinds every QPN still steered to it.
  */
 struct blue_hal *blue_hal_afxdp_open(const struct blue_afxdp_config *cfg);

@@ -80,5 +80,7 @@ int blue_lb_steer(const struct blue_qp_ctx *tbl, const uint8_t *p, uint32_t len,
 	*xsk_slot = c->xsk_slot;
 	if (*xsk_slot >= BLUE_MAX_XSK)
 		return BLUE_STAT_DROP_NO_SOCKET;
+	if (blue_xsk_queue(*xsk_slot) != 0)	/* the loopback HAL has one queue, 0 */
+		return BLUE_STAT_DROP_WRONG_QUEUE;
 	return BLUE_STAT_REDIRECT;
 }

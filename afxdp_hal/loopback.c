@@ -54,7 +54,7 @@ struct lb_hal {
 	uint32_t ring_size;
 	struct blue_umem umem;
 	struct blue_qp_ctx *ctx;	/* BLUE_MAX_QP entries, like the BPF map */
-	struct lb_sock socks[BLUE_MAX_XSK];
+	struct lb_sock socks[BLUE_XSK_PER_QUEUE];	/* queue 0 only */
 	struct blue_hal_stats st;
 	uint64_t reason[BLUE_STAT__MAX + 1];	/* [BLUE_STAT__MAX]: filter drops */
 	blue_lb_filter_fn filter;
@@ -235,7 +235,7 @@ static int lb_sock_open(struct blue_hal *hal, struct blue_hal_sock **out)
 	int err = 0;
 
 	lock(lb);
-	for (i = 0; i < BLUE_MAX_XSK && !s; i++)
+	for (i = 0; i < BLUE_XSK_PER_QUEUE && !s; i++)
 		if (!lb->socks[i].open)
 			s = &lb->socks[i];
 	if (!s) {
@@ -472,7 +472,7 @@ static void lb_destroy(struct blue_hal *hal)
 	uint32_t i;
 
 	lock(lb);
-	for (i = 0; i < BLUE_MAX_XSK; i++)
+	for (i = 0; i < BLUE_XSK_PER_QUEUE; i++)
 		if (lb->socks[i].open)
 			sock_teardown(&lb->socks[i]);
 	free(lb->ctx);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include "afxdp_hal/hugemap.h"
 #include "afxdp_hal/umem.h"
 
 static int pool_init(struct blue_fpool *p, uint32_t count, uint32_t frame_size, uint64_t base)
@@ -67,11 +68,6 @@ static void pool_fini(struct blue_fpool *p)
 	memset(p, 0, sizeof(*p));
 }
 
-#ifndef MAP_HUGE_2MB
-#define MAP_HUGE_2MB	(21 << MAP_HUGE_SHIFT)
-#endif
-#define HUGE_2M		(2u << 20)
-
 /*
  * The UMEM area. XDP_UMEM_REG needs page alignment, which mmap gives. 2 MiB pages
  * cover a 16 MiB UMEM with 8 TLB entries instead of 4096; they come only from the
@@ -82,11 +78,9 @@ static void *area_map(size_t size, bool try_huge, bool *huge)
 	void *a;
 
 	*huge = false;
-	if (try_huge && !(size & (HUGE_2M - 1))) {
-		a = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE | MAP_HUGETLB | MAP_HUGE_2MB,
-			 -1, 0);
-		if (a != MAP_FAILED) {
+	if (try_huge && !(size & (BLUE_HUGE_2M - 1))) {
+		a = blue_hugetlb_map(size);
+		if (a) {
 			*huge = true;
 			return a;
 		}

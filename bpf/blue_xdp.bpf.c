@@ -38,13 +38,14 @@ struct {
 } stats SEC(".maps");
 
 /*
- * Device statistics and histograms. Created here so the loader pins it with the rest,
- * written only by the runtime through its mmap (include/blue/dev_stats.h).
+ * Device statistics and histograms, one entry per netdev queue. Created here so the
+ * loader pins it with the rest, written only by the runtime through its mmap
+ * (include/blue/dev_stats.h).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
+	__uint(max_entries, BLUE_MAX_QUEUES);
 	__type(key, __u32);
 	__type(value, struct blue_dev_stats);
 } dev_stats SEC(".maps");
@@ -80,6 +81,13 @@ static __always_inline int steer(struct roce_info *ri)
 		return BLUE_STAT_DROP_UNKNOWN_QPN;
 	if (!blue_qp_state_accepts(qp->state))
 		return BLUE_STAT_DROP_QP_STATE;
+	/*
+	 * A socket takes only frames of the queue it is bound to: the kernel would drop a
+	 * redirect to another queue's socket after we had counted it. Say so here instead
+	 * (a NIC's RSS, or a peer sending on another veth queue, put it here).
+	 */
+	if (qp->xsk_slot < BLUE_MAX_XSK && blue_xsk_queue(qp->xsk_slot) != ri->rx_queue)
+		return BLUE_STAT_DROP_WRONG_QUEUE;
 	/* flags 0: an empty XSKMAP slot makes the helper return XDP_ABORTED. */
 	if (bpf_redirect_map(&xsks, qp->xsk_slot, 0) != XDP_REDIRECT)
 		return BLUE_STAT_DROP_NO_SOCKET;
@@ -160,7 +168,7 @@ int blue_xdp(struct xdp_md *ctx)
 		.off = 0,
 		.frame_len = (__u32)bpf_xdp_get_buff_len(ctx),
 	};
-	struct roce_info ri = {};
+	struct roce_info ri = { .rx_queue = ctx->rx_queue_index };
 	int reason = classify(&c, &ri);
 
 	count(reason, c.frame_len);

@@ -50,6 +50,7 @@ struct roce_info {
 	__u32	l4_len;		/* IPv4 total length minus header length */
 	__u32	udp_pl_len;	/* UDP length minus the UDP header */
 	__u32	dqpn;
+	__u32	rx_queue;	/* the netdev queue it came in on (xdp_md.rx_queue_index) */
 };
 
 /*

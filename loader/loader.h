@@ -105,7 +105,7 @@ struct blue_pins {
 	int qp_ctx_fd;
 	int xsks_fd;
 	int stats_fd;
-	int dev_stats_fd;	/* include/blue/dev_stats.h, one entry, mmapable */
+	int dev_stats_fd;	/* include/blue/dev_stats.h, one entry per queue, mmapable */
 	int diag_fd;		/* include/blue/diag.h, one entry, mmapable */
 	int drops_fd;		/* ring buffer of struct blue_drop_event */
 };
@@ -143,7 +143,7 @@ struct blue_qp_ctx *blue_pins_mmap_qp_ctx(int qp_ctx_fd, bool writable);
 void blue_pins_munmap_qp_ctx(struct blue_qp_ctx *table);
 
 /**
- * blue_pins_mmap_dev_stats() - map the one dev_stats entry (see blue_pins_mmap_qp_ctx).
+ * blue_pins_mmap_dev_stats() - map the BLUE_MAX_QUEUES dev_stats entries (see blue_pins_mmap_qp_ctx).
  * blue_pins_mmap_diag() - the same for the diag entry; tools write its flags through it.
  */
 struct blue_dev_stats *blue_pins_mmap_dev_stats(int dev_stats_fd, bool writable);

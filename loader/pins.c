@@ -138,8 +138,8 @@ int blue_pins_open(const char *ifname, struct blue_pins *out)
 		BLUE_STAT__MAX, 0,
 	};
 	static const struct map_expect dev = {
-		BLUE_PIN_DEV_STATS, BPF_MAP_TYPE_ARRAY, sizeof(struct blue_dev_stats), 1,
-		BPF_F_MMAPABLE,
+		BLUE_PIN_DEV_STATS, BPF_MAP_TYPE_ARRAY, sizeof(struct blue_dev_stats),
+		BLUE_MAX_QUEUES, BPF_F_MMAPABLE,
 	};
 	static const struct map_expect diag = {
 		BLUE_PIN_DIAG, BPF_MAP_TYPE_ARRAY, sizeof(struct blue_diag_cfg), 1, BPF_F_MMAPABLE,
@@ -200,13 +200,14 @@ void blue_pins_munmap_qp_ctx(struct blue_qp_ctx *table)
 
 struct blue_dev_stats *blue_pins_mmap_dev_stats(int dev_stats_fd, bool writable)
 {
-	return map_mmap(dev_stats_fd, map_size(sizeof(struct blue_dev_stats), 1), writable);
+	return map_mmap(dev_stats_fd, map_size(sizeof(struct blue_dev_stats), BLUE_MAX_QUEUES),
+			writable);
 }
 
 void blue_pins_munmap_dev_stats(struct blue_dev_stats *ds)
 {
 	if (ds)
-		munmap(ds, map_size(sizeof(struct blue_dev_stats), 1));
+		munmap(ds, map_size(sizeof(struct blue_dev_stats), BLUE_MAX_QUEUES));
 }
 
 struct blue_diag_cfg *blue_pins_mmap_diag(int diag_fd, bool writable)

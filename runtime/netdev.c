@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <limits.h>
 #include <stdio.h>
@@ -133,13 +134,22 @@ int blue__netdev_attached(const char *ifname, unsigned int ifindex, bool say)
 #undef SAY
 
 /*
- * QP slots still claimed in the pinned table when we get here were left by a process
- * that died without closing: an AF_XDP queue takes one UMEM only, and blue serves a
- * netdev on queue 0, so while the HAL we just opened owns that queue no other live
- * process can hold a slot (tests/netns/test_rc_device.sh checks both). Free them, so
- * `bluectl qp list` tells the truth and XDP drops their late packets as unknown QPNs.
- * Withdraw in the order the flow table publishes: state and qpn first, the rest after.
+ * The QP-context table is shared by every process that serves a queue of the netdev,
+ * and a process that died without closing leaves its slots claimed. Free the slots
+ * whose owner no longer exists (tests/netns/test_rc_device.sh kills one; a live owner
+ * on another queue keeps its own), so `bluectl qp list` tells the truth and XDP drops
+ * their late packets as unknown QPNs. A slot being claimed this very moment has no
+ * owner yet and is left alone. Owners are PIDs of this PID namespace: processes that
+ * share a netdev's pins run in one. Withdraw in the order the flow table publishes:
+ * state and qpn first, the rest after.
  */
+static bool owner_gone(const struct blue_qp_ctx *c)
+{
+	pid_t pid = (pid_t)__atomic_load_n(&c->owner_pid, __ATOMIC_ACQUIRE);
+
+	return pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
+}
+
 static void reclaim_stale_slots(const char *ifname, struct blue_qp_ctx *tbl)
 {
 	unsigned int slot, n = 0;
@@ -147,7 +157,7 @@ static void reclaim_stale_slots(const char *ifname, struct blue_qp_ctx *tbl)
 	for (slot = 0; slot < BLUE_MAX_QP; slot++) {
 		struct blue_qp_ctx *c = &tbl[slot];
 
-		if (!__atomic_load_n(&c->qpn, __ATOMIC_ACQUIRE))
+		if (!__atomic_load_n(&c->qpn, __ATOMIC_ACQUIRE) || !owner_gone(c))
 			continue;
 		__atomic_store_n(&c->state, BLUE_QPS_RESET, __ATOMIC_RELEASE);
 		__atomic_store_n(&c->qpn, 0, __ATOMIC_RELEASE);
@@ -187,6 +197,25 @@ static void pin_from_env(void)
 }
 
 struct blue_context *blue_open_device(const char *ifname)
+{
+	const char *e = getenv("BLUE_QUEUE");
+	unsigned long q = 0;
+	char *end;
+
+	if (e && *e) {
+		errno = 0;
+		q = strtoul(e, &end, 10);
+		if (*end || errno || q >= BLUE_MAX_QUEUES) {
+			blue__logf("open_device: BLUE_QUEUE=%s is not a queue number 0..%u", e,
+				   BLUE_MAX_QUEUES - 1);
+			errno = EINVAL;
+			return NULL;
+		}
+	}
+	return blue_open_device_queue(ifname, (unsigned int)q);
+}
+
+struct blue_context *blue_open_device_queue(const char *ifname, unsigned int queue)
 {
 	struct blue_afxdp_config cfg = { 0 };
 	struct blue_context *ctx;
@@ -233,8 +262,15 @@ struct blue_context *blue_open_device(const char *ifname)
 		errno = -err;
 		return NULL;
 	}
+	if (queue >= BLUE_MAX_QUEUES) {
+		blue__logf("open_device: %s: queue %u: blue serves queues 0..%u", ifname, queue,
+			   BLUE_MAX_QUEUES - 1);
+		errno = EINVAL;
+		return NULL;
+	}
 	/* veth and most drivers refuse zero-copy: the HAL falls back to copy mode */
 	cfg.ifname = ifname;
+	cfg.queue_id = queue;
 	/* A link that carries IB MTU 4096 (netdev MTU >= 4096 + headers, e.g. veth at
 	 * 4200 or 9000) needs frames beyond one 4 KiB chunk: AF_XDP multi-buffer. Only
 	 * then: it costs two chunks per full-size packet. */
@@ -247,12 +283,13 @@ struct blue_context *blue_open_device(const char *ifname)
 		/* the HAL said what failed; EBUSY needs the why */
 		if (errno == EBUSY)
 			blue__logf("open_device: %s: another process (or context) has blue open "
-				   "on this netdev; an AF_XDP queue serves one process", ifname);
+				   "on queue %u of this netdev; an AF_XDP queue serves one process "
+				   "(another queue: BLUE_QUEUE=N)", ifname, queue);
 		return NULL;
 	}
 	if (blue__env_flag("BLUE_VERBOSE", false))
-		blue__logf("open_device: %s: UMEM of %s pages, %u-byte frames%s, busy poll %s",
-			   ifname, hal->hugepages ? "2 MiB" : "4 KiB", hal->max_pkt,
+		blue__logf("open_device: %s queue %u: UMEM of %s pages, %u-byte frames%s, "
+			   "busy poll %s", ifname, queue, hal->hugepages ? "2 MiB" : "4 KiB", hal->max_pkt,
 			   hal->max_pkt > hal->frame_size ? " (AF_XDP multi-buffer)" : "",
 			   cfg.busy_poll ? "on" : "off");
 	reclaim_stale_slots(ifname, blue_hal_qp_ctx_table(hal));
@@ -266,7 +303,7 @@ struct blue_context *blue_open_device(const char *ifname)
 	ctx->owns_hal = true;
 	snprintf(ctx->ifname, sizeof(ctx->ifname), "%s", ifname);
 	/* a failure is logged and leaves the statistics in this process: not fatal */
-	(void)blue__obs_open(ctx, ifname);
+	(void)blue__obs_open(ctx, ifname, queue);
 	ctx->active_mtu = blue__mtu_for(hal->max_pkt, mtu);
 	return ctx;
 }

@@ -36,8 +36,9 @@ static size_t page_round(size_t n)
 	return (n + page - 1) / page * page;
 }
 
-/* Open the one-entry mmapable array pinned as @name and map it; NULL after logging. */
-static void *map_pin(const char *ifname, const char *name, __u32 value_size, int prot)
+/* Open the mmapable array of @entries pinned as @name and map it; NULL after logging. */
+static void *map_pin(const char *ifname, const char *name, __u32 value_size, __u32 entries,
+		     int prot)
 {
 	struct bpf_map_info info;
 	__u32 len = sizeof(info);
@@ -55,14 +56,14 @@ static void *map_pin(const char *ifname, const char *name, __u32 value_size, int
 	}
 	memset(&info, 0, sizeof(info));
 	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_MAP_TYPE_ARRAY ||
-	    info.value_size != value_size || info.max_entries != 1 ||
+	    info.value_size != value_size || info.max_entries != entries ||
 	    !(info.map_flags & BPF_F_MMAPABLE)) {
-		blue__logf("open_device: %s: %s is not a one-entry mmapable array of %u bytes "
-			   "(value size %u): detach and attach again with this build", ifname,
-			   path, value_size, info.value_size);
+		blue__logf("open_device: %s: %s is not an mmapable array of %u x %u bytes "
+			   "(found %u x %u): detach and attach again with this build", ifname,
+			   path, entries, value_size, info.max_entries, info.value_size);
 		goto out;
 	}
-	p = mmap(NULL, page_round(value_size), prot, MAP_SHARED, fd, 0);
+	p = mmap(NULL, page_round((size_t)value_size * entries), prot, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		blue__logf("open_device: %s: mmap of %s: %s", ifname, path, strerror(errno));
 		p = NULL;
@@ -72,21 +73,26 @@ out:
 	return p;
 }
 
-int blue__obs_open(struct blue_context *ctx, const char *ifname)
+#define DS_MAP_LEN	page_round(sizeof(struct blue_dev_stats) * BLUE_MAX_QUEUES)
+
+int blue__obs_open(struct blue_context *ctx, const char *ifname, unsigned int queue)
 {
 	struct blue_obs *o = &ctx->obs;
 	struct blue_dev_stats *ds;
 	struct blue_diag_cfg *diag;
 
-	ds = map_pin(ifname, BLUE_PIN_DEV_STATS, sizeof(*ds), PROT_READ | PROT_WRITE);
+	ds = map_pin(ifname, BLUE_PIN_DEV_STATS, sizeof(*ds), BLUE_MAX_QUEUES,
+		     PROT_READ | PROT_WRITE);
 	if (!ds)
 		return -ENOENT;
 	/* the runtime only reads the switch: bluectl owns it */
-	diag = map_pin(ifname, BLUE_PIN_DIAG, sizeof(*diag), PROT_READ);
+	diag = map_pin(ifname, BLUE_PIN_DIAG, sizeof(*diag), 1, PROT_READ);
 	if (!diag) {
-		munmap(ds, page_round(sizeof(*ds)));
+		munmap(ds, DS_MAP_LEN);
 		return -ENOENT;
 	}
+	o->ds_map = ds;
+	ds += queue;	/* this context's queue: its entry has one writer */
 	o->ds = ds;
 	o->diag = diag;
 	o->mapped = true;
@@ -148,7 +154,8 @@ void blue__obs_close(struct blue_context *ctx)
 	o->ds->owner_pid = 0;
 	if (!o->mapped)
 		return;
-	munmap(o->ds, page_round(sizeof(*o->ds)));
+	munmap(o->ds_map, DS_MAP_LEN);
+	o->ds_map = NULL;
 	munmap(o->diag, page_round(sizeof(*o->diag)));
 	o->ds = &o->ds_local;
 	o->diag = &o->diag_local;

@@ -22,7 +22,8 @@ struct blue_context;
 struct blue_qp;
 
 struct blue_obs {
-	struct blue_dev_stats *ds;	/* the pinned entry (mmapped), or &ds_local */
+	struct blue_dev_stats *ds;	/* the queue's pinned entry (mmapped), or &ds_local */
+	struct blue_dev_stats *ds_map;	/* the mapping of all queues' entries, or NULL */
 	struct blue_diag_cfg *diag;	/* the pinned switch (mmapped), or &diag_local */
 	bool mapped;
 	uint64_t next_publish_ns;
@@ -37,11 +38,13 @@ struct blue_obs {
 void blue__obs_init(struct blue_context *ctx) BLUE_OBS_HIDDEN;
 
 /*
- * blue__obs_open() - use the pinned dev_stats and diag of @ifname instead. Missing pins
+ * blue__obs_open() - use @queue's entry of the pinned dev_stats and the diag switch of
+ * @ifname instead. Missing pins
  * (an attach by an older build) are logged once and leave the local memory in use.
  * Return: 0, or -errno after logging (the context still works).
  */
-int blue__obs_open(struct blue_context *ctx, const char *ifname) BLUE_OBS_HIDDEN;
+int blue__obs_open(struct blue_context *ctx, const char *ifname, unsigned int queue)
+	BLUE_OBS_HIDDEN;
 
 /* Publish one last time, give up ownership and unmap. */
 void blue__obs_close(struct blue_context *ctx) BLUE_OBS_HIDDEN;

@@ -62,6 +62,9 @@ static int qpn_claim(struct blue_qp_ctx *tbl, uint32_t *out)
 		expected = 0;
 		if (__atomic_compare_exchange_n(&tbl[slot].qpn, &expected, qpn, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			/* netdev.c reclaim_stale_slots frees slots of owners that died */
+			__atomic_store_n(&tbl[slot].owner_pid, (uint32_t)getpid(),
+					 __ATOMIC_RELEASE);
 			*out = qpn;
 			return 0;
 		}
@@ -69,16 +72,17 @@ static int qpn_claim(struct blue_qp_ctx *tbl, uint32_t *out)
 	return -ENOMEM;
 }
 
-/* Zero a context entry except its identity and steering fields. */
+/* Zero a context entry except its identity, steering and owner fields. */
 static void live_clear(struct blue_qp_ctx *c)
 {
-	uint32_t qpn = c->qpn, xsk = c->xsk_slot;
+	uint32_t qpn = c->qpn, xsk = c->xsk_slot, owner = c->owner_pid;
 
 	__atomic_store_n(&c->state, BLUE_QPS_RESET, __ATOMIC_RELEASE);
 	memset((uint8_t *)c + offsetof(struct blue_qp_ctx, type), 0,
 	       sizeof(*c) - offsetof(struct blue_qp_ctx, type));
 	c->qpn = qpn;
 	c->xsk_slot = xsk;
+	c->owner_pid = owner;
 }
 
 /* ---- create / destroy ------------------------------------------------------- */
@@ -167,6 +171,7 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 	if (err) {
 		blue__logf("create_qp: cannot steer QPN 0x%x to the context's socket: %s", qpn,
 			   strerror(-err));
+		__atomic_store_n(&qp->live->owner_pid, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->live->qpn, 0, __ATOMIC_RELEASE);
 		goto fail;
 	}

@@ -6,7 +6,7 @@ pkgs=(
   make gcc clang llvm pkg-config
   libbpf-dev libxdp-dev xdp-tools bpftool libelf-dev zlib1g-dev libisal-dev
   libcriterion-dev systemtap-sdt-dev gcc-multilib libclang-rt-14-dev valgrind
-  iproute2 iputils-ping netcat-openbsd
+  iproute2 iputils-ping netcat-openbsd ethtool
   python3 python3-scapy tshark tcpdump iperf3 sockperf
   qemu-system-x86 linux-image-amd64 busybox-static rdma-core ibverbs-utils
   ibverbs-providers libibverbs-dev perftest cpio xz-utils kmod

@@ -808,11 +808,13 @@ static int xfer_create(struct xfer *x, uint32_t nqps, size_t len, unsigned int a
 			.qp_type = BLUE_QPT_RC,
 		};
 
-		if (posix_memalign((void **)&q->buf, 4096, len)) {
-			fprintf(stderr, "cannot allocate %zu bytes for QP %u\n", len, i);
+		/* zeroed and faulted in now, not in the timed loop; 2 MiB pages if any */
+		q->buf = blue_buf_alloc(len, NULL);
+		if (!q->buf) {
+			fprintf(stderr, "cannot allocate %zu bytes for QP %u: %s\n", len, i,
+				strerror(errno));
 			return -1;
 		}
-		memset(q->buf, 0, len);	/* fault it in now, not in the timed loop */
 		q->len = len;
 		q->mr = blue_reg_mr(x->pd, q->buf, len, access);
 		if (!q->mr) {
@@ -842,7 +844,7 @@ static int xfer_close(struct xfer *x)
 			bad = 1;
 		if (q->mr && blue_dereg_mr(q->mr))
 			bad = 1;
-		free(q->buf);
+		blue_buf_free(q->buf, q->len);
 	}
 	free(x->q);
 	x->q = NULL;

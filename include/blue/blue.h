@@ -266,10 +266,29 @@ struct blue_mr {
  * blue_open_device() - open blue on a netdev where `bluectl attach` has run.
  * @ifname: the network interface, e.g. "eth1".
  *
+ * The context serves one netdev queue: BLUE_QUEUE=N in the environment, else queue 0
+ * (see blue_open_device_queue).
+ *
  * Return: a context, or NULL with errno set (ENODEV: no such interface; ENOENT: blue is
- * not attached to it) after a message on stderr naming the cause.
+ * not attached to it; EBUSY: the queue is served by another context) after a message
+ * on stderr naming the cause.
  */
 struct blue_context *blue_open_device(const char *ifname);
+
+/**
+ * blue_open_device_queue() - open blue on netdev queue @queue of @ifname.
+ * @queue: 0 .. 15, and below the netdev's queue count.
+ *
+ * One context owns a netdev queue: its own AF_XDP socket, UMEM and progress engine,
+ * sharing nothing with contexts on other queues, so N contexts driven from N threads
+ * (or processes) scale across cores. A QP receives only what arrives on its context's
+ * queue: on a veth pair, what the peer sent from the same queue number; on a NIC,
+ * what its RSS or flow rules put there (ethtool -N). Frames that arrive on another
+ * queue are dropped and counted (bluectl stats: drop_wrong_queue).
+ *
+ * Return: as blue_open_device(); EINVAL for a queue the netdev does not have.
+ */
+struct blue_context *blue_open_device_queue(const char *ifname, unsigned int queue);
 
 /**
  * blue_close_device() - close a context. Every QP, CQ, MR and PD must be destroyed.
@@ -308,6 +327,31 @@ struct blue_mr *blue_reg_mr(struct blue_pd *pd, void *addr, size_t length, unsig
 
 /** blue_dereg_mr() - Return: 0 or errno. */
 int blue_dereg_mr(struct blue_mr *mr);
+
+/* What backs a blue_buf_alloc() buffer (its @flags_out); 0 is plain 4 KiB pages. */
+enum blue_buf_flags {
+	BLUE_BUF_HUGETLB = 1 << 0,	/* 2 MiB pages from the vm.nr_hugepages pool */
+	BLUE_BUF_THP = 1 << 1,		/* 2 MiB-aligned, MADV_HUGEPAGE: THP, best effort */
+};
+
+/**
+ * blue_buf_alloc() - memory to register as an MR, backed by 2 MiB pages where possible:
+ * the payload copy to and from the UMEM then takes a TLB entry per 2 MiB, not per 4 KiB.
+ * @len: bytes wanted; buffers over 1 MiB try, in order, hugetlb pages (when the reserved
+ * pool has enough free pages), transparent huge pages (THP mode "always" or "madvise"),
+ * then 4 KiB pages. Smaller ones take 4 KiB pages: a 2 MiB page would be mostly slack.
+ * The environment's BLUE_HUGEPAGES=0 asks for 4 KiB pages only.
+ * @flags_out: if not NULL, gets enum blue_buf_flags: which kind was used.
+ * Return: page-aligned, zeroed memory of at least @len bytes, already faulted in, or NULL
+ * with errno set (EINVAL for a zero or impossible @len, ENOMEM). Free with blue_buf_free().
+ */
+void *blue_buf_alloc(size_t len, unsigned int *flags_out);
+
+/**
+ * blue_buf_free() - give back a blue_buf_alloc() buffer (deregister its MRs first).
+ * @len: the @len it was allocated with. NULL is a no-op.
+ */
+void blue_buf_free(void *buf, size_t len);
 
 /* ---- completion queues --------------------------------------------------- */
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Device-level statistics: one entry of a pinned, mmapable BPF array (dev_stats), next
- * to qp_ctx. The runtime that has the netdev open mmaps it and keeps it current, so
+ * Device-level statistics: a pinned, mmapable BPF array (dev_stats) next to qp_ctx, with
+ * one entry per netdev queue (BLUE_MAX_QUEUES), since each queue is served by its own
+ * context; bluectl adds them up. The runtime that has a queue open mmaps it and keeps
+ * its entry current, so
  * another process (bluectl, bpftool map dump) sees the HAL's ring counters, the engine's
  * counters and the timing histograms of a live device without asking the process.
  *
@@ -20,6 +22,7 @@
 #define BLUE_DEV_STATS_H
 
 #include <linux/types.h>
+#include <blue/qp_ctx.h>	/* BLUE_MAX_QUEUES */
 
 #define BLUE_DEV_PUBLISH_NS	10000000ull	/* 10 ms */
 

@@ -16,11 +16,26 @@
  */
 #define BLUE_MAX_QP		4096u
 #define BLUE_QP_SLOT_MASK	(BLUE_MAX_QP - 1)
-#define BLUE_MAX_XSK		64u	/* XSKMAP entries: AF_XDP sockets per netdev queue */
+/*
+ * The XSKMAP is split by netdev queue: queue q owns entries [q * BLUE_XSK_PER_QUEUE,
+ * (q + 1) * BLUE_XSK_PER_QUEUE). An AF_XDP socket receives only what arrives on the
+ * queue it is bound to, so the XDP program redirects a packet only to a socket of the
+ * queue the packet came in on (blue_xsk_queue), and each process that owns a queue
+ * hands out slots from that queue's range without asking anyone.
+ */
+#define BLUE_XSK_PER_QUEUE	64u	/* AF_XDP sockets per netdev queue */
+#define BLUE_MAX_QUEUES		16u	/* netdev queues blue serves */
+#define BLUE_MAX_XSK		(BLUE_XSK_PER_QUEUE * BLUE_MAX_QUEUES)	/* XSKMAP entries */
 
 static inline __u32 blue_qpn_slot(__u32 qpn)
 {
 	return qpn & BLUE_QP_SLOT_MASK;
+}
+
+/* The netdev queue whose socket owns XSKMAP entry @xsk_slot. */
+static inline __u32 blue_xsk_queue(__u32 xsk_slot)
+{
+	return xsk_slot / BLUE_XSK_PER_QUEUE;
 }
 
 /* Same numbering as enum ibv_qp_state. */
@@ -95,7 +110,13 @@ struct blue_qp_ctx {
 	__u8	retx_policy;	/* enum blue_retx_policy: 0 go-back-N, 1 selective */
 	__u8	retx_timer;	/* enum blue_retx_timer: 0 IBA 4.096us*2^t, 1 base+k*cwnd */
 	__u16	pad0;
-	__u64	reserved[3];	/* room to grow without changing the size */
+	/*
+	 * The process that claimed the slot (0 for a moment while it claims): a process
+	 * that opens a queue frees the slots of owners that no longer exist.
+	 */
+	__u32	owner_pid;
+	__u32	pad1;
+	__u64	reserved[2];	/* room to grow without changing the size */
 };
 
 _Static_assert(sizeof(struct blue_qp_ctx) == 192, "blue_qp_ctx layout changed");

@@ -7,7 +7,10 @@
 #   AF_XDP    hal_rate flood (64 B, 1 KiB, 4 KiB frames) and ping-pong through the HAL
 #   libblue   blue_write_bw 1 MiB (path MTU 1024; and 4096 on a 4200-byte link),
 #             blue_read_bw 1 MiB, blue_write_bw 64 B -t 128 -l 16 (message rate),
-#             blue_write_lat 8 B (p50, busy-poll)
+#             blue_write_lat 8 B (p50, busy-poll); scaling: the 64 B message rate over
+#             64 QPs of one context, and the 64 B message rate and
+#             the 1 MiB WRITE of two process pairs at once, one per netdev queue
+#             (BLUE_QUEUE 0 and 1: a socket, UMEM and engine each), summed
 #   cost      instructions per 4 KiB WRITE (valgrind --tool=callgrind at two iteration
 #             counts, difference / difference of iterations), each side; CPU cores each
 #             side used (utime + stime over wall time, /proc/PID/stat)
@@ -66,7 +69,8 @@ prog_failed() { echo "bench: FAILED: $*" >&2; failed=1; }
 
 NS_A=blue-bc-$$-a NS_B=blue-bc-$$-b
 IF_A=bc0p$$ IF_B=bc1p$$
-netns_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B" "$IP_A" "$IP_B"
+# two queues a side, for the scaling cases; a single flow uses one of them either way
+VETH_QUEUES=2 netns_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B" "$IP_A" "$IP_B"
 blue_attach "$NS_A" "$IF_A" >/dev/null || die "attach $IF_A"
 blue_attach "$NS_B" "$IF_B" >/dev/null || die "attach $IF_B"
 MAC_A=$(mac_of "$NS_A" "$IF_A")
@@ -234,6 +238,39 @@ print(n + ".cpu_server", "%.2f" % r["cpu_cores_server"])
 EOF
 }
 
+# blue_q2 NAME TEST -- ARGS...: two server/client pairs at once, the first on netdev
+# queue 0 and the second on queue 1 (BLUE_QUEUE), each with its own TCP port; the
+# figures are their sums (bytes/s, msg rate, cores).
+blue_q2() {
+	local name=$1 t=$2 q rc=0 s0 s1 c0 c1
+	shift 3
+	known_na "$name" && return
+	for q in 0 1; do
+		bg "$NS_A" "s$q" env BLUE_QUEUE=$q timeout 120 "$BIN/blue_$t" -d "$IF_A" \
+			-p $((18530 + q)) --timeout 20 >"$LOG/$name.q$q.r$R.srv" 2>&1
+	done
+	for q in 0 1; do
+		bg "$NS_B" "c$q" env BLUE_QUEUE=$q timeout 120 "$BIN/blue_$t" -d "$IF_B" \
+			-p $((18530 + q)) --timeout 20 "$@" --out_json \
+			--out_json_file "$LOG/$name.q$q.r$R.json" "$IP_A" >"$LOG/$name.q$q.r$R.cli" 2>&1
+	done
+	for q in c0 c1 s0 s1; do
+		wait "${!q}" 2>/dev/null || rc=1
+	done
+	if [ "$rc" -ne 0 ]; then
+		prog_failed "blue_$t on two queues $*: $(cat "$LOG/$name".q?.r$R.cli | grep -v 'FAILED$' | tail -1)"
+		return
+	fi
+	$PY - "$name" "$LOG/$name.q0.r$R.json" "$LOG/$name.q1.r$R.json" >>"$FIG" <<'EOF'
+import json, sys
+n = sys.argv[1]; rs = [json.load(open(f))["results"][-1] for f in sys.argv[2:]]
+print(n, "%.0f" % sum(r["bytes_per_sec"] for r in rs))
+print(n + ".msg_rate", "%.0f" % sum(r["MsgRate"] * 1e6 for r in rs))
+print(n + ".cpu_client", "%.2f" % sum(r["cpu_cores_client"] for r in rs))
+print(n + ".cpu_server", "%.2f" % sum(r["cpu_cores_server"] for r in rs))
+EOF
+}
+
 # callgrind_ir SIDE N: total instructions of one side's blue_write_bw run of N 4 KiB
 # WRITEs with that side under callgrind (the other native). The counted side runs with
 # -e: it sleeps on its completion channel when a poll finds nothing, rather than spin,
@@ -278,7 +315,11 @@ for ((R = 1; R <= REPS; R++)); do
 	blue write_1m_1024 write_bw -- -s 1M -m 1024 -t 16 -D "$SECS"
 	blue read_1m_1024 read_bw -- -s 1M -m 1024 -t 16 -D "$SECS"
 	blue write_64 write_bw -- -s 64 -m 1024 -t 128 -l 16 -D "$SECS"
+	blue write_64_64qp write_bw -- -s 64 -m 1024 -t 128 -l 16 -q 64 -D "$SECS"
 	blue write_lat_8 write_lat -- -s 8 -n "$PP_ITERS"
+	echo "bench: round $R of $REPS: libblue on two netdev queues at once"
+	blue_q2 write_64_q2 write_bw -- -s 64 -m 1024 -t 128 -l 16 -D "$SECS"
+	blue_q2 write_1m_1024_q2 write_bw -- -s 1M -m 1024 -t 16 -D "$SECS"
 done
 
 # min_ir SIDE N: the least total of CG_RUNS runs (what noise is left, a retransmission

@@ -4,14 +4,16 @@
 
 # netns_pair NS_A NS_B IF_A IF_B IP_A IP_B: two namespaces joined by a veth pair, with
 # static neighbours (no ARP needed), and bpffs mounted in a private mount namespace is
-# done per command by ns_exec. Registers teardown with on_exit.
+# done per command by ns_exec. Registers teardown with on_exit. VETH_QUEUES=N gives
+# each end N RX and N TX queues (default: the kernel's one).
 netns_pair() {
-	local a=$1 b=$2 ia=$3 ib=$4 ipa=$5 ipb=$6
+	local a=$1 b=$2 ia=$3 ib=$4 ipa=$5 ipb=$6 q=()
+	[ -n "${VETH_QUEUES:-}" ] && q=(numtxqueues "$VETH_QUEUES" numrxqueues "$VETH_QUEUES")
 	ip netns add "$a"
 	on_exit "ip netns del $a 2>/dev/null"
 	ip netns add "$b"
 	on_exit "ip netns del $b 2>/dev/null"
-	ip link add "$ia" netns "$a" type veth peer name "$ib" netns "$b"
+	ip link add "$ia" netns "$a" "${q[@]}" type veth peer name "$ib" netns "$b" "${q[@]}"
 	ip -n "$a" addr add "$ipa/24" dev "$ia"
 	ip -n "$b" addr add "$ipb/24" dev "$ib"
 	ip -n "$a" link set lo up

@@ -410,6 +410,24 @@ Test(hal_loopback, no_socket_dropped)
 	pair_close(&p);
 }
 
+Test(hal_loopback, other_queue_dropped)
+{
+	struct pair p;
+
+	pair_open(&p, NULL);
+	bind_rts(p.b, p.sb, 0x56);
+	/* steered to a socket of queue 1, while everything arrives on queue 0 */
+	blue_hal_qp_ctx_table(p.b)[0x56].xsk_slot = BLUE_XSK_PER_QUEUE;
+	send_one(p.a, p.sa, 0x56, 0);
+	cr_assert_eq(blue_hal_loopback_stat(p.b, BLUE_STAT_DROP_WRONG_QUEUE), 1);
+	cr_assert_eq(blue_hal_loopback_stat(p.b, BLUE_STAT_REDIRECT), 0);
+	/* and back on queue 0's socket it arrives */
+	blue_hal_qp_ctx_table(p.b)[0x56].xsk_slot = p.sb->slot;
+	send_one(p.a, p.sa, 0x56, 0);
+	cr_assert_eq(blue_hal_loopback_stat(p.b, BLUE_STAT_REDIRECT), 1);
+	pair_close(&p);
+}
+
 Test(hal_loopback, pool_exhaustion_and_recovery)
 {
 	struct blue_loopback_config cfg = { .frame_count = 64, .ring_size = 128 };

@@ -30,7 +30,8 @@
 #define QPN_RESET	0x000013u
 #define QPN_ERR		0x000014u
 #define QPN_NOSOCK	0x000015u	/* XSKMAP slot 5: empty */
-#define QPN_BADXSK	0x000016u	/* XSKMAP slot 200: beyond the map */
+#define QPN_BADXSK	0x000016u	/* XSKMAP slot 5000: beyond the map */
+#define QPN_OTHERQ	0x00001bu	/* a socket of queue 1; the rows come in on queue 0 */
 #define QPN_INIT	0x000017u
 #define QPN_RTR		0x000018u
 #define QPN_SQD		0x000019u
@@ -49,7 +50,8 @@ static const struct {
 	{ QPN_RESET,	0,   BLUE_QPS_RESET },
 	{ QPN_ERR,	0,   BLUE_QPS_ERR },
 	{ QPN_NOSOCK,	5,   BLUE_QPS_RTS },
-	{ QPN_BADXSK,	200, BLUE_QPS_RTS },
+	{ QPN_BADXSK,	5000, BLUE_QPS_RTS },
+	{ QPN_OTHERQ,	BLUE_XSK_PER_QUEUE, BLUE_QPS_RTS },
 	{ QPN_INIT,	0,   BLUE_QPS_INIT },
 	{ QPN_RTR,	0,   BLUE_QPS_RTR },
 	{ QPN_SQD,	0,   BLUE_QPS_SQD },
@@ -179,6 +181,7 @@ B(to_reset, s->dqpn = QPN_RESET)
 B(to_err, s->dqpn = QPN_ERR)
 B(to_nosock, s->dqpn = QPN_NOSOCK)
 B(to_badxsk, s->dqpn = QPN_BADXSK)
+B(to_otherq, s->dqpn = QPN_OTHERQ)
 
 #define REDIR(what, b, sk)	{ what, b, XDP_REDIRECT, BLUE_STAT_REDIRECT, EFF_RX_PKTS, sk }
 #define PASS(what, b, r)	{ what, b, XDP_PASS, BLUE_STAT_##r, EFF_NONE, -1 }
@@ -295,6 +298,7 @@ static const struct xdp_row rows[] = {
 	DROP("QP in ERROR", to_err, DROP_QP_STATE),
 	DROP("QP whose XSKMAP slot is empty", to_nosock, DROP_NO_SOCKET),
 	DROP("QP whose XSKMAP slot is beyond the map", to_badxsk, DROP_NO_SOCKET),
+	DROP("QP whose socket serves another netdev queue", to_otherq, DROP_WRONG_QUEUE),
 };
 
 #define N_ROWS	(sizeof(rows) / sizeof(rows[0]))

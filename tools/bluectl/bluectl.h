@@ -34,7 +34,8 @@ struct snap {
 	const char *ifname;
 	uint64_t t_ns;				/* CLOCK_MONOTONIC when taken */
 	struct blue_stat xdp[BLUE_STAT__MAX];	/* summed over CPUs */
-	struct blue_dev_stats ds;
+	struct blue_dev_stats ds;		/* summed over queues (ds_sum_queues) */
+	__u32 queue_owner[BLUE_MAX_QUEUES];	/* the pid serving each queue, or 0 */
 	struct blue_diag_cfg diag;
 	struct blue_qp_ctx *qps;		/* the slots in use, sorted by peer, then QPN */
 	unsigned int nqps;

@@ -6,6 +6,8 @@
  * and each 64-bit counter is copied once and the commands work on the copy.
  */
 #include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -77,6 +79,37 @@ static int by_peer(const void *a, const void *b)
 	return x->qpn < y->qpn ? -1 : x->qpn > y->qpn;
 }
 
+/*
+ * One dev_stats entry per netdev queue, each written by the context that serves it:
+ * the device is their sum. Everything after published_ns is a __u64 counter (hal, eng,
+ * histograms), so the sum runs over them as such. owner_pid is the lowest queue's.
+ */
+static void ds_sum_queues(struct snap *s, const struct blue_dev_stats *ds)
+{
+	const size_t off = offsetof(struct blue_dev_stats, hal);
+	const size_t n = (sizeof(*ds) - off) / sizeof(__u64);
+	__u64 *sum = (__u64 *)((uint8_t *)&s->ds + off);
+	unsigned int q;
+	size_t i;
+
+	_Static_assert((sizeof(struct blue_dev_stats) - offsetof(struct blue_dev_stats, hal)) %
+		       sizeof(__u64) == 0, "dev_stats counters are __u64");
+	memset(&s->ds, 0, sizeof(s->ds));
+	for (q = 0; q < BLUE_MAX_QUEUES; q++) {
+		const struct blue_dev_stats *e = &ds[q];
+		const __u64 *v = (const __u64 *)((const uint8_t *)e + off);
+
+		s->queue_owner[q] = e->owner_pid;
+		if (!s->ds.owner_pid)
+			s->ds.owner_pid = e->owner_pid;
+		s->ds.opens += e->opens;
+		if (e->published_ns > s->ds.published_ns)
+			s->ds.published_ns = e->published_ns;
+		for (i = 0; i < n; i++)
+			sum[i] += v[i];
+	}
+}
+
 int snap_take(const char *ifname, struct snap *s)
 {
 	struct blue_qp_ctx *table = NULL;
@@ -106,7 +139,7 @@ int snap_take(const char *ifname, struct snap *s)
 		goto out;
 	}
 	s->t_ns = mono_ns();
-	memcpy(&s->ds, ds, sizeof(s->ds));
+	ds_sum_queues(s, ds);
 	memcpy(&s->diag, diag, sizeof(s->diag));
 	s->qps = calloc(BLUE_MAX_QP, sizeof(*s->qps));
 	if (!s->qps) {

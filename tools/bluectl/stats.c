@@ -97,9 +97,14 @@ static void hist_text(FILE *f, const char *name, const struct blue_hist *h)
 }
 
 /* The pid in dev_stats still runs (a crash leaves it set until the next open). */
+static bool pid_alive(__u32 pid)
+{
+	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
 static bool owner_alive(const struct blue_dev_stats *ds)
 {
-	return ds->owner_pid && (kill((pid_t)ds->owner_pid, 0) == 0 || errno == EPERM);
+	return pid_alive(ds->owner_pid);
 }
 
 static bool hists_empty(const struct snap *s)
@@ -136,6 +141,14 @@ void stats_print_text(const struct snap *s, FILE *f)
 			"published\n", ds->opens);
 	else
 		fprintf(f, "device: never opened since attach\n");
+	/* beyond queue 0 (BLUE_QUEUE, blue_open_device_queue): who serves each queue */
+	for (i = 1; i < BLUE_MAX_QUEUES && !pid_alive(s->queue_owner[i]); i++)
+		;
+	if (i < BLUE_MAX_QUEUES)
+		for (i = 0; i < BLUE_MAX_QUEUES; i++)
+			if (pid_alive(s->queue_owner[i]))
+				fprintf(f, "device: queue %u open by pid %u\n", i,
+					s->queue_owner[i]);
 	fprintf(f, "hal (AF_XDP rings)\n");
 	for (i = 0; i < n_hal_fields; i++)
 		fprintf(f, "  %-20s %14llu\n", hal_fields[i].name,

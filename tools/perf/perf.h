@@ -96,7 +96,8 @@ struct perf_ctx {
 	struct blue_cq *cq;
 	struct blue_comp_channel *chan;	/* -e only */
 	struct blue_mr *mr;
-	uint8_t *mem;
+	uint8_t *mem;		/* blue_buf_alloc(slot * nqps) */
+	unsigned int mem_flags;	/* which pages back it: enum blue_buf_flags */
 	size_t slot;		/* bytes per QP */
 	size_t half;		/* ping-pong: the source half of a slot starts here */
 	uint32_t max_send, max_recv;

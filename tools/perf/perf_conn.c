@@ -241,11 +241,13 @@ static int create_resources(struct perf_ctx *c)
 	c->max_send = c->t->lat ? (o->tx_depth > 4 ? o->tx_depth : 4) : o->tx_depth;
 	c->max_recv = c->t->recv ? PERF_RX_DEPTH : 1;
 	cqe = (int)(c->nqps * (c->max_send + c->max_recv) + 16);
-	if (posix_memalign((void **)&c->mem, 4096, c->slot * c->nqps)) {
-		fprintf(stderr, "cannot allocate %zu bytes\n", c->slot * c->nqps);
+	/* zeroed and faulted in now, not in the timed loop; 2 MiB pages where there are */
+	c->mem = blue_buf_alloc(c->slot * c->nqps, &c->mem_flags);
+	if (!c->mem) {
+		fprintf(stderr, "cannot allocate %zu bytes: %s\n", c->slot * c->nqps,
+			strerror(errno));
 		return -1;
 	}
-	memset(c->mem, 0, c->slot * c->nqps);	/* fault it in now, not in the timed loop */
 	c->mr = blue_reg_mr(c->pd, c->mem, c->slot * c->nqps, access);
 	if (!c->mr) {
 		fprintf(stderr, "cannot register %zu bytes: %s\n", c->slot * c->nqps,
@@ -417,7 +419,8 @@ void perf_close(struct perf_ctx *c)
 		fprintf(stderr, "teardown: the completion channel would not go away\n");
 	if (c->mr && blue_dereg_mr(c->mr))
 		fprintf(stderr, "teardown: the MR would not go away\n");
-	free(c->mem);
+	blue_buf_free(c->mem, c->slot * c->nqps);
+	c->mem = NULL;
 	if (c->pd && blue_dealloc_pd(c->pd))
 		fprintf(stderr, "teardown: the PD would not go away\n");
 	if (c->ctx && blue_close_device(c->ctx))

@@ -61,6 +61,8 @@ void perf_print_banner(const struct perf_ctx *c)
 	printf(" Link type       : Ethernet\n GID index       : %d\n", o->gidx);
 	printf(" Max inline data : %u[B]\n", o->inline_size);
 	printf(" Data ex. method : Ethernet (blue CM)\n");
+	printf(" Buffer pages    : %s\n", c->mem_flags & BLUE_BUF_HUGETLB ? "2 MiB (hugetlb)" :
+	       c->mem_flags & BLUE_BUF_THP ? "2 MiB (THP, best effort)" : "4 KiB");
 	if (o->duration)
 		printf(" Duration        : %u[sec]\n", o->duration);
 	printf(DASHES);

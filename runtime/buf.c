@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * blue_buf_alloc(): memory for applications to register as MRs, on 2 MiB pages where the
+ * machine has them (blue.h).
+ *
+ * Why: the engine copies every payload byte between a UMEM frame and the MR, walking the
+ * MR linearly. On 4 KiB pages a 16 MiB MR spans 4096 pages, more than the L2 TLB holds,
+ * so the copy pays a page walk every 4 KiB; 2 MiB pages cover it with 8 TLB entries. The
+ * UMEM side already gets 2 MiB pages (umem.c); this is the MR side.
+ *
+ * Free without a header or a table: the mapping's size depends on @len alone, whatever
+ * kind of page backs it. A buffer over half a huge page is mapped in whole 2 MiB units
+ * (hugetlb needs it; the THP and 4 KiB fallbacks take the same size and fault only the
+ * pages under @len, so the tail is address space, not memory); a smaller one is mapped in
+ * 4 KiB pages only, so blue_buf_free() recomputes the size from @len.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <blue/blue.h>
+#include "afxdp_hal/hugemap.h"
+#include "runtime/log.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
+#endif
+
+/* Below this a 2 MiB page would be over half slack: 4 KiB pages only. */
+#define BUF_HUGE_MIN	(BLUE_HUGE_2M / 2)
+/*
+ * No mapping can be this large: x86-64 with 4-level page tables gives a process 128 TiB
+ * of address space. Refusing early keeps the round-ups below from wrapping.
+ */
+#define BUF_MAX		((size_t)1 << 47)
+
+static size_t page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static bool buf_huge(size_t len)
+{
+	return len > BUF_HUGE_MIN;
+}
+
+/* The size of the mapping behind a buffer of @len bytes (see the top of the file). */
+static size_t buf_map_len(size_t len)
+{
+	size_t pg = page_size();
+
+	return buf_huge(len) ? blue_huge_roundup(len) : (len + pg - 1) & ~(pg - 1);
+}
+
+/*
+ * Fault in the first @len bytes for writing, so that neither the engine's copy nor the
+ * application's first touch takes the faults later (and a short machine fails here, with
+ * ENOMEM, instead of with SIGBUS/OOM in the data path).
+ */
+static int populate(void *p, size_t len)
+{
+	size_t pg = page_size();
+	volatile uint8_t *b = p;
+
+	if (!madvise(p, len, MADV_POPULATE_WRITE))
+		return 0;
+	if (errno != EINVAL)
+		return -ENOMEM;
+	/* a kernel before 5.14: touch each page (writing the zero that is there) */
+	for (size_t off = 0; off < len; off += pg)
+		b[off] = 0;
+	return 0;
+}
+
+/* 4 KiB pages: MADV_NOHUGEPAGE so that THP "always" mode does not turn them into more. */
+static void *map_small(size_t map_len, size_t len)
+{
+	void *p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+
+	if (p == MAP_FAILED)
+		return NULL;
+	/* EINVAL on a kernel without THP, where there is nothing to prevent */
+	(void)madvise(p, map_len, MADV_NOHUGEPAGE);
+	if (populate(p, len)) {
+		munmap(p, map_len);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return p;
+}
+
+static void *map_thp(size_t map_len, size_t len)
+{
+	void *p = blue_thp_map(map_len);
+
+	if (!p)
+		return NULL;
+	if (populate(p, len)) {
+		munmap(p, map_len);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return p;
+}
+
+void *blue_buf_alloc(size_t len, unsigned int *flags_out)
+{
+	bool huge = buf_huge(len) && blue__env_flag("BLUE_HUGEPAGES", true);
+	size_t map_len, pg = page_size();
+	unsigned int flags = 0;
+	void *p = NULL;
+
+	if (flags_out)
+		*flags_out = 0;
+	if (!len || len > BUF_MAX) {
+		blue__logf("buf_alloc: len %zu is %s", len,
+			   len ? "more than any process can map" : "zero: nothing to allocate");
+		errno = EINVAL;
+		return NULL;
+	}
+	map_len = buf_map_len(len);
+	if (huge) {
+		/* ENOMEM here is an empty or short pool: not an error, the next kind serves */
+		p = blue_hugetlb_map(map_len);
+		if (p)
+			flags = BLUE_BUF_HUGETLB;
+	}
+	if (!p && huge && blue_thp_enabled()) {
+		p = map_thp(map_len, (len + pg - 1) & ~(pg - 1));
+		if (p)
+			flags = BLUE_BUF_THP;
+	}
+	if (!p)
+		p = map_small(map_len, (len + pg - 1) & ~(pg - 1));
+	if (!p) {
+		blue__logf("buf_alloc: cannot map %zu bytes: %s (ulimit -v, free memory?)",
+			   map_len, strerror(errno));
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (blue__env_flag("BLUE_VERBOSE", false))
+		blue__logf("buf_alloc: %zu bytes on %s", len,
+			   flags & BLUE_BUF_HUGETLB ? "2 MiB hugetlb pages" :
+			   flags & BLUE_BUF_THP ? "transparent huge pages (madvise)" :
+			   "4 KiB pages");
+	if (flags_out)
+		*flags_out = flags;
+	return p;
+}
+
+void blue_buf_free(void *buf, size_t len)
+{
+	if (!buf || !len || len > BUF_MAX)
+		return;
+	if (munmap(buf, buf_map_len(len)))
+		blue__logf("buf_free: %p: %s (not a blue_buf_alloc buffer of %zu bytes?)", buf,
+			   strerror(errno), len);
+}
