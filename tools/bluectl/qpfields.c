@@ -61,6 +61,7 @@ const struct qp_field qp_fields[] = {
 	  "retransmission policy (0 go-back-N, 1 selective)"),
 	F(retx_timer, QF_U, QM_GAUGE, "retx_timer",
 	  "retransmit timer (0 IBA exponential, 1 base + k * cwnd)"),
+	F(owner_pid, QF_U, QM_NONE, NULL, NULL),
 };
 
 const unsigned int qp_nfields = sizeof(qp_fields) / sizeof(qp_fields[0]);
