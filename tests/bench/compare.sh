@@ -8,9 +8,11 @@
 #   libblue   blue_write_bw 1 MiB (path MTU 1024; and 4096 on a 4200-byte link),
 #             blue_read_bw 1 MiB, blue_write_bw 64 B -t 128 -l 16 (message rate),
 #             blue_write_lat 8 B (p50, busy-poll); scaling: the 64 B message rate over
-#             64 QPs of one context, and the 64 B message rate and
-#             the 1 MiB WRITE of two process pairs at once, one per netdev queue
-#             (BLUE_QUEUE 0 and 1: a socket, UMEM and engine each), summed
+#             64 QPs of one context; the 64 B message rate and the 1 MiB WRITE of one
+#             process pair against two pairs at once, one per netdev queue (BLUE_QUEUE 0
+#             and 1: a socket, UMEM and engine each), summed. These run in event mode
+#             (-e, both sides): four busy-polling processes on two cores would measure
+#             the scheduler, not the queues
 #   cost      instructions per 4 KiB WRITE (valgrind --tool=callgrind at two iteration
 #             counts, difference / difference of iterations), each side; CPU cores each
 #             side used (utime + stime over wall time, /proc/PID/stat)
@@ -238,30 +240,31 @@ print(n + ".cpu_server", "%.2f" % r["cpu_cores_server"])
 EOF
 }
 
-# blue_q2 NAME TEST -- ARGS...: two server/client pairs at once, the first on netdev
-# queue 0 and the second on queue 1 (BLUE_QUEUE), each with its own TCP port; the
-# figures are their sums (bytes/s, msg rate, cores).
-blue_q2() {
-	local name=$1 t=$2 q rc=0 s0 s1 c0 c1
-	shift 3
+# blue_queues NAME TEST NPAIRS -- ARGS...: NPAIRS (1 or 2) server/client pairs at
+# once in event mode (-e), pair q on netdev queue q (BLUE_QUEUE) with its own TCP port;
+# the figures are their sums (bytes/s, msg rate, cores).
+blue_queues() {
+	local name=$1 t=$2 n=$3 q rc=0 s0 s1 c0 c1 v
+	shift 4
 	known_na "$name" && return
-	for q in 0 1; do
+	for ((q = 0; q < n; q++)); do
 		bg "$NS_A" "s$q" env BLUE_QUEUE=$q timeout 120 "$BIN/blue_$t" -d "$IF_A" \
-			-p $((18530 + q)) --timeout 20 >"$LOG/$name.q$q.r$R.srv" 2>&1
+			-p $((18530 + q)) --timeout 20 -e >"$LOG/$name.q$q.r$R.srv" 2>&1
 	done
-	for q in 0 1; do
+	for ((q = 0; q < n; q++)); do
 		bg "$NS_B" "c$q" env BLUE_QUEUE=$q timeout 120 "$BIN/blue_$t" -d "$IF_B" \
-			-p $((18530 + q)) --timeout 20 "$@" --out_json \
+			-p $((18530 + q)) --timeout 20 -e "$@" --out_json \
 			--out_json_file "$LOG/$name.q$q.r$R.json" "$IP_A" >"$LOG/$name.q$q.r$R.cli" 2>&1
 	done
-	for q in c0 c1 s0 s1; do
-		wait "${!q}" 2>/dev/null || rc=1
+	for ((q = 0; q < n; q++)); do
+		v=c$q; wait "${!v}" 2>/dev/null || rc=1
+		v=s$q; wait "${!v}" 2>/dev/null || rc=1
 	done
 	if [ "$rc" -ne 0 ]; then
-		prog_failed "blue_$t on two queues $*: $(cat "$LOG/$name".q?.r$R.cli | grep -v 'FAILED$' | tail -1)"
+		prog_failed "blue_$t on $n queues $*: $(cat "$LOG/$name".q?.r$R.cli | grep -v 'FAILED$' | tail -1)"
 		return
 	fi
-	$PY - "$name" "$LOG/$name.q0.r$R.json" "$LOG/$name.q1.r$R.json" >>"$FIG" <<'EOF'
+	$PY - "$name" "$LOG/$name".q?.r$R.json >>"$FIG" <<'EOF'
 import json, sys
 n = sys.argv[1]; rs = [json.load(open(f))["results"][-1] for f in sys.argv[2:]]
 print(n, "%.0f" % sum(r["bytes_per_sec"] for r in rs))
@@ -317,9 +320,11 @@ for ((R = 1; R <= REPS; R++)); do
 	blue write_64 write_bw -- -s 64 -m 1024 -t 128 -l 16 -D "$SECS"
 	blue write_64_64qp write_bw -- -s 64 -m 1024 -t 128 -l 16 -q 64 -D "$SECS"
 	blue write_lat_8 write_lat -- -s 8 -n "$PP_ITERS"
-	echo "bench: round $R of $REPS: libblue on two netdev queues at once"
-	blue_q2 write_64_q2 write_bw -- -s 64 -m 1024 -t 128 -l 16 -D "$SECS"
-	blue_q2 write_1m_1024_q2 write_bw -- -s 1M -m 1024 -t 16 -D "$SECS"
+	echo "bench: round $R of $REPS: libblue in event mode, one queue, then two at once"
+	blue_queues write_64_ev write_bw 1 -- -s 64 -m 1024 -t 128 -l 16 -D "$SECS"
+	blue_queues write_64_ev_q2 write_bw 2 -- -s 64 -m 1024 -t 128 -l 16 -D "$SECS"
+	blue_queues write_1m_1024_ev write_bw 1 -- -s 1M -m 1024 -t 16 -D "$SECS"
+	blue_queues write_1m_1024_ev_q2 write_bw 2 -- -s 1M -m 1024 -t 16 -D "$SECS"
 done
 
 # min_ir SIDE N: the least total of CG_RUNS runs (what noise is left, a retransmission

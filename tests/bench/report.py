@@ -124,7 +124,7 @@ def main():
     row("blue_write_lat 8 B, p50 (t_typical)", get("write_lat_8"), "usec RTT/2",
         "write_lat_8")
 
-    def scale(k, one, how="one queue; two process pairs, BLUE_QUEUE 0 and 1"):
+    def scale(k, one, how):
         a, b = get(k), get(one)
         return "" if a is None or b is None or b == 0 else "%.2f x %s" % (a / b, how)
 
@@ -132,11 +132,17 @@ def main():
     row("blue_write_bw 64 B, -t 128 -l 16, 64 QPs", None if v is None else v / 1e6,
         "Mmsg/s", "write_64_64qp", scale("write_64_64qp.msg_rate", "write_64.msg_rate",
                                          "one QP"))
-    v = get("write_64_q2.msg_rate")
-    row("blue_write_bw 64 B, -t 128 -l 16, 2 queues at once", None if v is None else v / 1e6,
-        "Mmsg/s", "write_64_q2", scale("write_64_q2.msg_rate", "write_64.msg_rate"))
-    row("blue_write_bw 1 MiB, path MTU 1024, 2 queues at once", gbps("write_1m_1024_q2"),
-        "Gbit/s", "write_1m_1024_q2", scale("write_1m_1024_q2", "write_1m_1024"))
+    two = "one queue; two process pairs, BLUE_QUEUE 0 and 1"
+    for k in ("write_64_ev", "write_64_ev_q2"):
+        v = get(k + ".msg_rate")
+        row("blue_write_bw 64 B, -t 128 -l 16, event mode, %s" %
+            ("2 queues at once" if k.endswith("q2") else "1 queue"),
+            None if v is None else v / 1e6, "Mmsg/s", k,
+            scale(k + ".msg_rate", "write_64_ev.msg_rate", two) if k.endswith("q2") else "")
+    for k in ("write_1m_1024_ev", "write_1m_1024_ev_q2"):
+        row("blue_write_bw 1 MiB, path MTU 1024, event mode, %s" %
+            ("2 queues at once" if k.endswith("q2") else "1 queue"), gbps(k), "Gbit/s", k,
+            scale(k, "write_1m_1024_ev", two) if k.endswith("q2") else "")
     for side in ("client", "server"):
         k = "ir_write_4k." + side
         row("instructions per 4 KiB WRITE, %s (requester)" % side if side == "client" else
