@@ -150,7 +150,8 @@ int rc_end_open(struct rc_end *e)
 	struct blue_qp_init_attr qa = { 0 };
 	struct blue_qp_attr ia = { 0 };
 
-	e->ctx = blue_open_device(e->ifname);
+	e->ctx = e->queue >= 0 ? blue_open_device_queue(e->ifname, (unsigned int)e->queue)
+			       : blue_open_device(e->ifname);
 	if (!e->ctx) {
 		printf("FAIL open_device %s: %s\n", e->ifname, strerror(errno));
 		return -1;

@@ -32,6 +32,7 @@ struct rc_end {
 	uint32_t sq_depth;
 	int cq_depth;
 	bool no_cm_mac;		/* forget the peer's MAC: the neighbour table must supply it */
+	int queue;		/* >= 0: blue_open_device_queue(); < 0: blue_open_device() */
 
 	struct blue_context *ctx;
 	struct blue_pd *pd;

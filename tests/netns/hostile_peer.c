@@ -140,6 +140,7 @@ static int setup(struct side *s)
 	struct rc_end *e = &s->e;
 
 	e->ifname = s->o->ifname;
+	e->queue = -1;	/* BLUE_QUEUE, or queue 0 */
 	e->server = s->o->server;
 	e->host = s->o->host;
 	e->port = s->o->port;

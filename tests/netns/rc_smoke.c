@@ -119,6 +119,7 @@ static int setup(struct side *s)
 	e->port = s->o->port;
 	e->timeout_ms = s->o->timeout_ms;
 	e->no_cm_mac = s->o->no_cm_mac;
+	e->queue = -1;	/* BLUE_QUEUE, or queue 0 */
 	e->slot = SLOT;
 	e->nrecv = NRECV;
 	e->sq_depth = SQ_DEPTH;

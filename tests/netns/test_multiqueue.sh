@@ -6,7 +6,8 @@
 # as arriving on the wrong queue. A QP whose packets arrive on another queue is dropped
 # and counted (drop_wrong_queue), a queue the netdev lacks and a queue already served
 # are refused with a message saying so, and opening another queue never frees the QP
-# slots of a live process on the first.
+# slots of a live process on the first. One process may serve both queues too: a
+# context per queue, each driven by its own thread (mq_threads).
 # Run: B=build bash tests/lib/runner.sh tests/netns/test_multiqueue.sh
 # shellcheck source=tests/lib/netns.sh
 source tests/lib/netns.sh
@@ -14,6 +15,7 @@ source tests/lib/netns.sh
 BLUECTL=$PWD/$B/bin/bluectl
 XFER=$PWD/$B/bin/blue_xfer
 SMOKE=$PWD/$B/tests/netns/rc_smoke
+THREADS=$PWD/$B/tests/netns/mq_threads
 IP_A=10.201.83.1	# servers
 IP_B=10.201.83.2	# clients
 
@@ -85,6 +87,29 @@ test_multiqueue_two_queues_move_verified_data_at_once() {
 	# the device statistics add up both queues' contexts
 	ns_exec "$NS_A" "$BLUECTL" stats "$IF_A" | tee "$OUT/stats"
 	grep -q "opened 2 times since attach" "$OUT/stats" || fail "want 2 opens summed over queues"
+}
+
+test_multiqueue_one_process_a_thread_per_queue() {
+	mq_setup
+	need_bins "$THREADS"
+	local spid rc=0 before
+	before=$(stat "$NS_A" "$IF_A" redirect)
+	ns_bg "$NS_A" spid timeout 40 "$THREADS" server "$IF_A" 18630 2 >"$OUT/srv" 2>&1
+	wait_for_line "$OUT/srv" 'READY.*port 18631' 10 "$spid" ||
+		{ cat "$OUT/srv"; fail "the server's two threads did not get ready"; }
+	ns_exec "$NS_B" timeout 40 "$THREADS" client "$IF_B" "$IP_A" 18630 2 >"$OUT/cli" 2>&1 ||
+		rc=$?
+	wait "$spid" || rc=$((rc ? rc : $?))
+	echo "--- client:"; cat "$OUT/cli"
+	echo "--- server:"; cat "$OUT/srv"
+	[ "$rc" -eq 0 ] || fail "mq_threads exited $rc"
+	for q in 0 1; do
+		grep -q "^ok queue $q: .* verified$" "$OUT/srv" || fail "server queue $q not verified"
+		grep -q "^ok queue $q: .* verified by the server$" "$OUT/cli" ||
+			fail "client queue $q not verified"
+	done
+	[ "$(stat "$NS_A" "$IF_A" drop_wrong_queue)" -eq 0 ] || fail "wrong-queue drops on A"
+	[ "$(stat "$NS_A" "$IF_A" redirect)" -gt "$before" ] || fail "A redirected nothing"
 }
 
 test_multiqueue_wrong_queue_is_dropped_and_counted() {
