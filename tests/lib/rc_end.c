@@ -158,7 +158,8 @@ int rc_end_open(struct rc_end *e)
 	}
 	e->pd = blue_alloc_pd(e->ctx);
 	e->cq = e->pd ? blue_create_cq(e->ctx, e->cq_depth, NULL, NULL, 0) : NULL;
-	e->rbuf = aligned_alloc(4096, rlen);
+	/* C11: aligned_alloc's size is a multiple of the alignment */
+	e->rbuf = aligned_alloc(4096, (rlen + 4095) & ~(size_t)4095);
 	if (!e->cq || !e->rbuf || !e->mem) {
 		printf("FAIL setup: PD, CQ or buffers: %s\n", strerror(errno));
 		return -1;
