@@ -262,15 +262,9 @@ struct blue_context *blue_open_device_queue(const char *ifname, unsigned int que
 		errno = -err;
 		return NULL;
 	}
-	if (queue >= BLUE_MAX_QUEUES) {
-		blue__logf("open_device: %s: queue %u: blue serves queues 0..%u", ifname, queue,
-			   BLUE_MAX_QUEUES - 1);
-		errno = EINVAL;
-		return NULL;
-	}
 	/* veth and most drivers refuse zero-copy: the HAL falls back to copy mode */
 	cfg.ifname = ifname;
-	cfg.queue_id = queue;
+	cfg.queue_id = queue;	/* the HAL refuses one beyond BLUE_MAX_QUEUES, saying so */
 	/* A link that carries IB MTU 4096 (netdev MTU >= 4096 + headers, e.g. veth at
 	 * 4200 or 9000) needs frames beyond one 4 KiB chunk: AF_XDP multi-buffer. Only
 	 * then: it costs two chunks per full-size packet. */
