@@ -483,21 +483,23 @@ static int ax_tx_submit(struct blue_hal_sock *bs, const struct blue_frame *f, un
 		uint64_t off = f[i].addr & (unit - 1);
 
 		if (f[i].addr >= ax->umem.size || f[i].len == 0 || off + f[i].len > unit ||
-		    (unit > ax->umem.frame_size && f[i].addr < ax->umem.tx_base &&
+		    (ax->sg && f[i].addr < ax->umem.tx_pairs.base &&
 		     off + f[i].len > ax->umem.frame_size))
 			return -EINVAL;
 		need += tx_ndesc(ax, &f[i]);
 	}
 	room = xsk_prod_nb_free(&s->tx, need);
-	for (k = 0, need = 0; k < n; k++) {
-		uint32_t d = tx_ndesc(ax, &f[k]);
+	k = n;
+	if (room < need) {	/* the ring is short: as many whole frames as fit */
+		for (k = 0, need = 0; k < n; k++) {
+			uint32_t d = tx_ndesc(ax, &f[k]);
 
-		if (need + d > room)
-			break;
-		need += d;
-	}
-	if (k < n)
+			if (need + d > room)
+				break;
+			need += d;
+		}
 		ax->st.tx_ring_full++;
+	}
 	if (!k)
 		return 0;
 	xsk_ring_prod__reserve(&s->tx, need, &idx);

@@ -78,8 +78,8 @@ static void *area_map(size_t size, bool try_huge, bool *huge)
 	void *a;
 
 	*huge = false;
-	if (try_huge && !(size & (BLUE_HUGE_2M - 1))) {
-		a = blue_hugetlb_map(size);
+	if (try_huge) {
+		a = blue_hugetlb_map(size);	/* NULL, EINVAL, unless whole 2 MiB pages */
 		if (a) {
 			*huge = true;
 			return a;
@@ -141,18 +141,17 @@ int blue_umem_split_tx(struct blue_umem *u, uint32_t rx_frames)
 			return -ENOMEM;
 		return err;
 	}
-	u->tx_base = u->tx_pairs.base;
 	u->txpool = &u->tx_pairs;
 	return 0;
 }
 
 bool blue_umem_tx_put(struct blue_umem *u, uint64_t addr)
 {
-	if (!blue_umem_split(u) || addr < u->tx_base)
+	if (!blue_umem_split(u) || addr < u->tx_pairs.base)
 		return blue_fpool_put(&u->pool, addr);
 	/* A pair goes out as two descriptors and completes as two: the second chunk's
 	 * completion is the same frame, already returned by the first. */
-	if ((addr - u->tx_base) & u->frame_size)
+	if ((addr - u->tx_pairs.base) & u->frame_size)
 		return true;
 	return blue_fpool_put(&u->tx_pairs, addr);
 }

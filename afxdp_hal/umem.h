@@ -41,12 +41,12 @@ struct blue_umem {
 	struct blue_fpool pool;
 	/*
 	 * Multi-buffer mode (blue_umem_split_tx): TX frames are pairs of adjacent chunks,
-	 * from a pool of their own above tx_base, so a ~4.2 KB frame is contiguous for the
-	 * builder and goes out as two descriptors. Otherwise txpool is &pool.
+	 * from a pool of their own above tx_pairs.base (0 in a TX-only UMEM: all pairs), so
+	 * a ~4.2 KB frame is contiguous for the builder and goes out as two descriptors.
+	 * Otherwise txpool is &pool.
 	 */
 	struct blue_fpool tx_pairs;
 	struct blue_fpool *txpool;
-	uint64_t tx_base;	/* where the pairs start (0 in a TX-only UMEM: all pairs) */
 
 	/* AF_XDP only: NULL when the area is plain memory (loopback HAL) */
 	struct xsk_umem *xumem;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "compat/compat.h"
+#include "runtime/cq.h"
 
 #define BV_EVENT_WAIT_MS 10	/* the event wait re-checks at least this often */
 
@@ -310,8 +311,9 @@ BV_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 /*
  * Wait for a CQ event. libblue's own wait runs the engine and blocks in epoll_wait
  * holding nothing; here the context lock must not be held while blocking (the progress
- * thread needs it), so each try is non-blocking and the wait is a poll() on the
- * channel's fd in between. A program that made the fd non-blocking gets EAGAIN.
+ * thread needs it), so each try (blue__get_cq_event_try(), which never sleeps) runs
+ * under the lock and the wait is a poll() on the channel's fd in between. A program
+ * that made the fd non-blocking gets EAGAIN, as from rdma-core's read() of the fd.
  */
 BV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 			       void **cq_context)
@@ -321,7 +323,7 @@ BV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq *
 	struct bv_context *c;
 	struct blue_cq *bcq;
 	void *bctx_cq;
-	int flags, r, err;
+	int flags, r;
 
 	if (!channel || !cq || !cq_context) {
 		bv_log("ibv_get_cq_event: %s is NULL", !channel ? "channel" : !cq ? "cq" :
@@ -330,18 +332,13 @@ BV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq *
 		return -1;
 	}
 	c = bv_ctx(channel->context);
-	flags = fcntl(channel->fd, F_GETFL);
+	flags = fcntl(channel->fd, F_GETFL);	/* only read: the fd stays the app's */
 	if (flags < 0)
 		return -1;
 	for (;;) {
-		if (!(flags & O_NONBLOCK))
-			(void)fcntl(channel->fd, F_SETFL, flags | O_NONBLOCK);
 		bv_lock(c);
-		r = blue_get_cq_event(ch->bch, &bcq, &bctx_cq);
-		err = errno;
+		r = blue__get_cq_event_try(ch->bch, &bcq, &bctx_cq);
 		bv_unlock(c);
-		if (!(flags & O_NONBLOCK))
-			(void)fcntl(channel->fd, F_SETFL, flags);
 		if (r == 0) {
 			struct bv_cq *b = bctx_cq;
 
@@ -349,8 +346,8 @@ BV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq *
 			*cq_context = b->cq.cq_context;
 			return 0;
 		}
-		if (err != EAGAIN || (flags & O_NONBLOCK)) {
-			errno = err;
+		if (flags & O_NONBLOCK) {
+			errno = -r;
 			return -1;
 		}
 		pfd.fd = channel->fd;

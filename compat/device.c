@@ -37,7 +37,10 @@ static struct bv_device *device_slot(const char *ifname)
 /* Fill @d for @ifname (its MAC may have changed since the last scan). */
 static void device_fill(struct bv_device *d, const char *ifname, const uint8_t mac[6])
 {
-	uint8_t g[8] = { mac[0] ^ 0x02, mac[1], mac[2], 0xff, 0xfe, mac[3], mac[4], mac[5] };
+	union blue_gid g[BLUE_GID_TBL_LEN];
+
+	/* the GUID is the interface ID of the link-local GID libblue builds in gid[0] */
+	blue__fill_gids(g, mac, 0);
 
 	if (!d->used) {
 		memset(d, 0, sizeof(*d));
@@ -52,7 +55,7 @@ static void device_fill(struct bv_device *d, const char *ifname, const uint8_t m
 			 "/sys/class/infiniband/%s", ifname);
 		d->used = true;
 	}
-	memcpy(&d->guid, g, 8);	/* already in network order */
+	memcpy(&d->guid, g[0].raw + 8, 8);	/* already in network order */
 }
 
 struct bv_device *bv_device_find(const char *name)

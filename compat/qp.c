@@ -103,8 +103,15 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 	q->bqp = blue_create_qp(bv_pd(a->pd)->bpd, &bi);
 	if (q->bqp && blue_query_qp(q->bqp, &qa, IBV_QP_CAP, &qi) == 0)
 		cap_from_blue(&qi.cap, &a->cap);	/* rdma-core returns the real caps */
-	if (q->bqp)
+	if (q->bqp) {
 		bv_list_add(&c->qps, &q->link);
+		/*
+		 * a verbs program need not poll while its peer talks to it: run the engine.
+		 * bv_progress_start() does not take the lock; the thread it starts only
+		 * trylocks it, and it touches libblue, never this QP's verbs fields.
+		 */
+		(void)bv_progress_start(c);
+	}
 	bv_unlock(c);
 	if (!q->bqp)
 		return bv_obj_fail(q);
@@ -120,10 +127,6 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 	pthread_cond_init(&q->qpx.qp_base.cond, NULL);
 	q->ex = (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
 	bv_qp_ex_init(q);
-	/* a verbs program need not poll while its peer talks to it: run the engine */
-	bv_lock(c);
-	(void)bv_progress_start(c);
-	bv_unlock(c);
 	return &q->qpx.qp_base;
 }
 
@@ -203,7 +206,6 @@ BV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 	b.qp_state = (enum blue_qp_state)attr->qp_state;
 	b.cur_qp_state = (enum blue_qp_state)attr->cur_qp_state;
 	b.path_mtu = (enum blue_mtu)attr->path_mtu;
-	b.qp_access_flags = attr->qp_access_flags;
 	if (attr_mask & IBV_QP_ACCESS_FLAGS) {
 		int a = bv_access((int)attr->qp_access_flags, "ibv_modify_qp");
 

@@ -74,6 +74,18 @@ static int populate(void *p, size_t len)
 	return 0;
 }
 
+/* @p (a mapping of @map_len bytes, or NULL) with its first @len bytes faulted in, or
+ * NULL with errno ENOMEM after unmapping it. */
+static void *populated(void *p, size_t map_len, size_t len)
+{
+	if (p && populate(p, len)) {
+		munmap(p, map_len);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return p;
+}
+
 /* 4 KiB pages: MADV_NOHUGEPAGE so that THP "always" mode does not turn them into more. */
 static void *map_small(size_t map_len, size_t len)
 {
@@ -84,26 +96,7 @@ static void *map_small(size_t map_len, size_t len)
 		return NULL;
 	/* EINVAL on a kernel without THP, where there is nothing to prevent */
 	(void)madvise(p, map_len, MADV_NOHUGEPAGE);
-	if (populate(p, len)) {
-		munmap(p, map_len);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return p;
-}
-
-static void *map_thp(size_t map_len, size_t len)
-{
-	void *p = blue_thp_map(map_len);
-
-	if (!p)
-		return NULL;
-	if (populate(p, len)) {
-		munmap(p, map_len);
-		errno = ENOMEM;
-		return NULL;
-	}
-	return p;
+	return populated(p, map_len, len);
 }
 
 void *blue_buf_alloc(size_t len, unsigned int *flags_out)
@@ -129,7 +122,7 @@ void *blue_buf_alloc(size_t len, unsigned int *flags_out)
 			flags = BLUE_BUF_HUGETLB;
 	}
 	if (!p && huge && blue_thp_enabled()) {
-		p = map_thp(map_len, (len + pg - 1) & ~(pg - 1));
+		p = populated(blue_thp_map(map_len), map_len, (len + pg - 1) & ~(pg - 1));
 		if (p)
 			flags = BLUE_BUF_THP;
 	}

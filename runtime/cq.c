@@ -158,10 +158,37 @@ static void drain_fd(int fd)
 		return;	/* EAGAIN: nothing pending */
 }
 
+/* Hand out the CQ at the head of @ch's event list, if there is one. */
+static bool channel_take(struct blue_comp_channel *ch, struct blue_cq **cq, void **cq_context)
+{
+	struct blue_cq *got = channel_pop(ch);
+
+	if (!got)
+		return false;
+	/* an application woken by events may sleep again before it polls:
+	 * ACKs a pass held (progress.c ack_hold) must not wait for that */
+	blue__tx_flush(ch->ctx);
+	if (!ch->ev_head)
+		drain_fd(ch->efd);
+	got->events_got++;
+	*cq = got;
+	*cq_context = got->cq_context;
+	return true;
+}
+
+int blue__get_cq_event_try(struct blue_comp_channel *ch, struct blue_cq **cq, void **cq_context)
+{
+	if (channel_take(ch, cq, cq_context))
+		return 0;
+	/* the engine runs only when someone calls in: this call is that someone */
+	while (blue__progress(ch->ctx) > 0 && !ch->ev_head)
+		;
+	return channel_take(ch, cq, cq_context) ? 0 : -EAGAIN;
+}
+
 int blue_get_cq_event(struct blue_comp_channel *ch, struct blue_cq **cq, void **cq_context)
 {
 	struct epoll_event ev[4];
-	struct blue_cq *got;
 	int flags, n;
 
 	if (!ch || !cq || !cq_context) {
@@ -169,23 +196,8 @@ int blue_get_cq_event(struct blue_comp_channel *ch, struct blue_cq **cq, void **
 		return -1;
 	}
 	for (;;) {
-		got = channel_pop(ch);
-		if (got) {
-			/* an application woken by events may sleep again before it polls:
-			 * ACKs a pass held (progress.c ack_hold) must not wait for that */
-			blue__tx_flush(ch->ctx);
-			if (!ch->ev_head)
-				drain_fd(ch->efd);
-			got->events_got++;
-			*cq = got;
-			*cq_context = got->cq_context;
+		if (blue__get_cq_event_try(ch, cq, cq_context) == 0)
 			return 0;
-		}
-		/* the engine runs only when someone calls in: this call is that someone */
-		while (blue__progress(ch->ctx) > 0 && !ch->ev_head)
-			;
-		if (ch->ev_head)
-			continue;
 		flags = fcntl(ch->epfd, F_GETFL);
 		if (flags >= 0 && (flags & O_NONBLOCK)) {
 			errno = EAGAIN;

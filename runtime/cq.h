@@ -63,4 +63,14 @@ int blue__cq_push(struct blue_cq *cq, const struct blue_wc *wc, bool solicited)
 void blue__channels_timer(struct blue_context *ctx, uint64_t deadline_ns)
 	__attribute__((visibility("hidden")));
 
+/*
+ * blue__get_cq_event_try() - one non-blocking try of blue_get_cq_event(): take a pending
+ * event, else run the engine and look again. It never sleeps, whatever the channel fd's
+ * O_NONBLOCK, so a caller that must not block under its own lock (compat) waits on the
+ * fd itself between tries.
+ * Return: 0 with *@cq and *@cq_context set, or -EAGAIN when no event is there.
+ */
+int blue__get_cq_event_try(struct blue_comp_channel *ch, struct blue_cq **cq, void **cq_context)
+	__attribute__((visibility("hidden")));
+
 #endif /* BLUE_RUNTIME_CQ_H */

@@ -215,53 +215,61 @@ struct blue_context *blue_open_device(const char *ifname)
 	return blue_open_device_queue(ifname, (unsigned int)q);
 }
 
+/*
+ * What an open and a query both read first: the netdev exists here, blue is attached to
+ * it, its MAC, MTU and IPv4 address. Return: 0, or a negative errno after a message
+ * saying why.
+ */
+static int netdev_probe(const char *ifname, uint8_t mac[6], uint32_t *mtu, uint32_t *ip)
+{
+	unsigned int ifindex;
+	int err;
+
+	if (!ifname || !ifname[0]) {
+		blue__logf("open_device: no interface name given");
+		return -ENODEV;
+	}
+	if (strlen(ifname) >= IF_NAMESIZE) {
+		blue__logf("open_device: interface name '%s' is longer than %d characters",
+			   ifname, IF_NAMESIZE - 1);
+		return -ENODEV;
+	}
+	ifindex = if_nametoindex(ifname);
+	if (!ifindex) {
+		blue__logf("open_device: no interface %s in this network namespace", ifname);
+		return -ENODEV;
+	}
+	err = blue__netdev_attached(ifname, ifindex, true);
+	if (err)
+		return err;
+	err = blue__netdev_l2(ifname, mac, mtu);
+	if (err) {
+		blue__logf("open_device: cannot read the MAC/MTU of %s: %s", ifname,
+			   strerror(-err));
+		return err;
+	}
+	err = netdev_ipv4(ifname, ip);
+	if (err)
+		blue__logf("open_device: %s has no IPv4 address; RoCEv2 over IPv4 needs one "
+			   "(ip addr add A.B.C.D/N dev %s)", ifname, ifname);
+	return err;
+}
+
 struct blue_context *blue_open_device_queue(const char *ifname, unsigned int queue)
 {
 	struct blue_afxdp_config cfg = { 0 };
 	struct blue_context *ctx;
 	struct blue_hal *hal;
 	uint32_t ip = 0, mtu = 0;
-	unsigned int ifindex;
 	uint8_t mac[6];
 	int err;
 
-	if (!ifname || !ifname[0]) {
-		errno = ENODEV;
-		blue__logf("open_device: no interface name given");
-		return NULL;
-	}
-	if (strlen(ifname) >= IF_NAMESIZE) {
-		errno = ENODEV;
-		blue__logf("open_device: interface name '%s' is longer than %d characters",
-			   ifname, IF_NAMESIZE - 1);
-		return NULL;
-	}
-	ifindex = if_nametoindex(ifname);
-	if (!ifindex) {
-		errno = ENODEV;
-		blue__logf("open_device: no interface %s in this network namespace", ifname);
+	err = netdev_probe(ifname, mac, &mtu, &ip);
+	if (err) {
+		errno = -err;
 		return NULL;
 	}
 	pin_from_env();
-	err = blue__netdev_attached(ifname, ifindex, true);
-	if (err) {
-		errno = -err;
-		return NULL;
-	}
-	err = blue__netdev_l2(ifname, mac, &mtu);
-	if (err) {
-		blue__logf("open_device: cannot read the MAC/MTU of %s: %s", ifname,
-			   strerror(-err));
-		errno = -err;
-		return NULL;
-	}
-	err = netdev_ipv4(ifname, &ip);
-	if (err) {
-		blue__logf("open_device: %s has no IPv4 address; RoCEv2 over IPv4 needs one "
-			   "(ip addr add A.B.C.D/N dev %s)", ifname, ifname);
-		errno = -err;
-		return NULL;
-	}
 	/* veth and most drivers refuse zero-copy: the HAL falls back to copy mode */
 	cfg.ifname = ifname;
 	cfg.queue_id = queue;	/* the HAL refuses one beyond BLUE_MAX_QUEUES, saying so */
@@ -305,32 +313,14 @@ struct blue_context *blue_open_device_queue(const char *ifname, unsigned int que
 int blue__netdev_query(const char *ifname, struct blue_netdev_query *q)
 {
 	uint32_t ip = 0, mtu = 0;
-	unsigned int ifindex;
 	uint8_t mac[6];
 	int err;
 
-	if (!ifname || !ifname[0] || strlen(ifname) >= IF_NAMESIZE || !q)
+	if (!q)
 		return -EINVAL;
-	ifindex = if_nametoindex(ifname);
-	if (!ifindex) {
-		blue__logf("open_device: no interface %s in this network namespace", ifname);
-		return -ENODEV;
-	}
-	err = blue__netdev_attached(ifname, ifindex, true);
+	err = netdev_probe(ifname, mac, &mtu, &ip);
 	if (err)
 		return err;
-	err = blue__netdev_l2(ifname, mac, &mtu);
-	if (err) {
-		blue__logf("open_device: cannot read the MAC/MTU of %s: %s", ifname,
-			   strerror(-err));
-		return err;
-	}
-	err = netdev_ipv4(ifname, &ip);
-	if (err) {
-		blue__logf("open_device: %s has no IPv4 address; RoCEv2 over IPv4 needs one "
-			   "(ip addr add A.B.C.D/N dev %s)", ifname, ifname);
-		return err;
-	}
 	/* the open's HAL is the AF_XDP one, and carries a frame of the netdev's MTU */
 	blue__device_attr(&q->dev, "afxdp");
 	blue__port_attr(&q->port, blue__mtu_for(mtu + BLUE_ETH_HLEN, mtu));

@@ -95,7 +95,6 @@ int blue__obs_open(struct blue_context *ctx, const char *ifname, unsigned int qu
 	ds += queue;	/* this context's queue: its entry has one writer */
 	o->ds = ds;
 	o->diag = diag;
-	o->mapped = true;
 	o->base_hal = ds->hal;
 	o->base_eng = ds->eng;
 	ds->owner_pid = (__u32)getpid();
@@ -121,6 +120,9 @@ void blue__obs_publish(struct blue_context *ctx)
 	ds->hal.tx_ring_full = bh->tx_ring_full + h.tx_ring_full;
 	ds->hal.rx_dropped = bh->rx_dropped + h.rx_dropped;
 	ds->hal.frame_errors = bh->frame_errors + h.frame_errors;
+	ds->hal.rx_multibuf = bh->rx_multibuf + h.rx_multibuf;
+	ds->hal.tx_multibuf = bh->tx_multibuf + h.tx_multibuf;
+	ds->hal.busy_polls = bh->busy_polls + h.busy_polls;
 	ds->hal.rx_batches = bh->rx_batches + e->rx_batches;
 	ds->hal.frames_total = h.frames_total;
 	ds->hal.frames_free = h.frames_free;
@@ -152,14 +154,13 @@ void blue__obs_close(struct blue_context *ctx)
 
 	blue__obs_publish(ctx);
 	o->ds->owner_pid = 0;
-	if (!o->mapped)
+	if (!o->ds_map)
 		return;
 	munmap(o->ds_map, DS_MAP_LEN);
 	o->ds_map = NULL;
 	munmap(o->diag, page_round(sizeof(*o->diag)));
 	o->ds = &o->ds_local;
 	o->diag = &o->diag_local;
-	o->mapped = false;
 }
 
 /* One writer (the context's thread); readers in other processes may see count and the

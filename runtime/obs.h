@@ -23,9 +23,8 @@ struct blue_qp;
 
 struct blue_obs {
 	struct blue_dev_stats *ds;	/* the queue's pinned entry (mmapped), or &ds_local */
-	struct blue_dev_stats *ds_map;	/* the mapping of all queues' entries, or NULL */
+	struct blue_dev_stats *ds_map;	/* the mapping of all queues' entries; NULL: local */
 	struct blue_diag_cfg *diag;	/* the pinned switch (mmapped), or &diag_local */
-	bool mapped;
 	uint64_t next_publish_ns;
 	/* what earlier processes left in the map: published counters are base + ours */
 	struct blue_dev_hal base_hal;

@@ -155,6 +155,15 @@ int blue__tx_pkt(struct blue_context *ctx, const struct blue_pkt *p)
 	return 0;
 }
 
+/* The frames the pass took for packets and did not use go back to the HAL. */
+static void stash_return(struct blue_engine *eng, struct blue_context *ctx)
+{
+	if (eng->nstash) {
+		blue_hal_tx_free(ctx->hal, eng->stash, eng->nstash);
+		eng->nstash = 0;
+	}
+}
+
 void blue__tx_flush(struct blue_context *ctx)
 {
 	struct blue_engine *eng = &ctx->eng;
@@ -168,10 +177,7 @@ void blue__tx_flush(struct blue_context *ctx)
 		blue_hal_tx_flush(ctx->sock);
 		eng->submitted = false;
 	}
-	if (eng->nstash) {
-		blue_hal_tx_free(ctx->hal, eng->stash, eng->nstash);
-		eng->nstash = 0;
-	}
+	stash_return(eng, ctx);
 }
 
 int blue__qp_tx(struct blue_qp *qp, const struct blue_pkt *p)
@@ -314,10 +320,7 @@ static bool ack_hold(struct blue_context *ctx, bool sq_busy)
 	memcpy(eng->dack, eng->batch, eng->nbatch * sizeof(eng->batch[0]));
 	eng->ndack = eng->nbatch;
 	eng->nbatch = 0;
-	if (eng->nstash) {
-		blue_hal_tx_free(ctx->hal, eng->stash, eng->nstash);
-		eng->nstash = 0;
-	}
+	stash_return(eng, ctx);
 	eng->st.ack_deferred++;
 	return true;
 }

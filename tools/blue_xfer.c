@@ -623,53 +623,6 @@ static uint64_t get64(struct rbuf *r)
 	return be64toh(v);
 }
 
-static int send_all(int fd, const void *buf, size_t len, uint64_t deadline)
-{
-	const uint8_t *p = buf;
-	ssize_t n;
-	int err;
-
-	while (len) {
-		n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -errno;
-		err = tool_poll_wait(fd, POLLOUT, deadline);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-/* Return: 0, -ETIMEDOUT, -ECONNRESET when the peer closed, or -errno. */
-static int recv_all(int fd, void *buf, size_t len, uint64_t deadline)
-{
-	uint8_t *p = buf;
-	ssize_t n;
-	int err;
-
-	while (len) {
-		n = recv(fd, p, len, MSG_DONTWAIT);
-		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n == 0)
-			return -ECONNRESET;
-		if (errno != EAGAIN && errno != EINTR)
-			return -errno;
-		err = tool_poll_wait(fd, POLLIN, deadline);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 static int msg_send(int fd, uint32_t type, const struct wbuf *w, uint64_t deadline)
 {
 	uint32_t hdr[3] = { htobe32(XFER_MAGIC), htobe32(type),
@@ -678,9 +631,9 @@ static int msg_send(int fd, uint32_t type, const struct wbuf *w, uint64_t deadli
 
 	if (w && w->oom)
 		return -ENOMEM;
-	err = send_all(fd, hdr, sizeof(hdr), deadline);
+	err = tool_send_all(fd, hdr, sizeof(hdr), deadline);
 	if (!err && w && w->len)
-		err = send_all(fd, w->p, w->len, deadline);
+		err = tool_send_all(fd, w->p, w->len, deadline);
 	return err;
 }
 
@@ -691,7 +644,7 @@ static int msg_recv(int fd, uint32_t *type, struct rbuf *r, uint64_t deadline)
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	err = recv_all(fd, hdr, sizeof(hdr), deadline);
+	err = tool_recv_all(fd, hdr, sizeof(hdr), deadline);
 	if (err)
 		return err;
 	len = be32toh(hdr[2]);
@@ -704,7 +657,7 @@ static int msg_recv(int fd, uint32_t *type, struct rbuf *r, uint64_t deadline)
 	r->p = malloc(len);
 	if (!r->p)
 		return -ENOMEM;
-	err = recv_all(fd, r->p, len, deadline);
+	err = tool_recv_all(fd, r->p, len, deadline);
 	if (err) {
 		free(r->p);
 		r->p = NULL;

@@ -89,7 +89,10 @@ struct blue_dev_hal {
 	__u64	rx_batches;	/* RX bursts that returned frames */
 	__u64	frames_total;	/* gauge: frames in the UMEM */
 	__u64	frames_free;	/* gauge: frames in the pool now */
-	__u64	reserved[5];
+	__u64	rx_multibuf;	/* packets that came in several descriptors */
+	__u64	tx_multibuf;	/* packets sent as several descriptors */
+	__u64	busy_polls;	/* syscalls that ran the NAPI loop instead of sleeping */
+	__u64	reserved[2];
 };
 
 /* The engine's counters (runtime/progress.h struct blue_engine_stats). */

@@ -48,9 +48,7 @@ QPN_B=0x72
 # shellcheck source=tests/bench/lib.sh
 source tests/bench/lib.sh
 
-for f in "$BLUECTL" "$RATE" "$TPP" "$BIN"/blue_{write_bw,read_bw,write_lat}; do
-	[ -x "$f" ] || die "build first (make B=$B all): $f is missing"
-done
+need_bins "$BLUECTL" "$RATE" "$TPP" "$BIN"/blue_{write_bw,read_bw,write_lat}
 command -v iperf3 >/dev/null || die "iperf3 is missing: make deps"
 have_vg=1
 command -v valgrind >/dev/null || have_vg=0
@@ -78,10 +76,6 @@ blue_attach "$NS_B" "$IF_B" >/dev/null || die "attach $IF_B"
 MAC_A=$(mac_of "$NS_A" "$IF_A")
 MAC_B=$(mac_of "$NS_B" "$IF_B")
 
-# bg NS VAR CMD...: CMD in NS in the background, its PID in VAR, killed on exit by PID
-# (VAR must not be "pid": ns_bg has a local of that name)
-bg() { ns_bg "$@"; }
-
 set_mtu() {
 	ip -n "$NS_A" link set "$IF_A" mtu "$1" && ip -n "$NS_B" link set "$IF_B" mtu "$1"
 }
@@ -91,7 +85,7 @@ set_mtu() {
 # over wall time, in percent of one core).
 iperf() {
 	local name=$1 streams=$2 spid
-	bg "$NS_A" spid timeout $((SECS + 20)) iperf3 -s -1 -B "$IP_A" >/dev/null 2>&1
+	ns_bg "$NS_A" spid timeout $((SECS + 20)) iperf3 -s -1 -B "$IP_A" >/dev/null 2>&1
 	sleep 0.3
 	if ! ns_exec "$NS_B" timeout $((SECS + 15)) iperf3 -c "$IP_A" -t "$SECS" -P "$streams" \
 		-J >"$LOG/$name.r$R.json" 2>"$LOG/$name.r$R.err"; then
@@ -112,7 +106,7 @@ EOF
 # tcp_pp NAME [--busy]: 8 B ping-pong, RTT p50 in usec
 tcp_pp() {
 	local name=$1 spid; shift
-	bg "$NS_A" spid timeout 60 "$TPP" server --bind "$IP_A" --port 18600 "$@" \
+	ns_bg "$NS_A" spid timeout 60 "$TPP" server --bind "$IP_A" --port 18600 "$@" \
 		>"$LOG/$name.r$R.srv" 2>&1
 	if ! ns_exec "$NS_B" timeout 60 "$TPP" client --host "$IP_A" --port 18600 --size 8 \
 		--iters "$PP_ITERS" "$@" >"$LOG/$name.r$R.cli" 2>&1; then
@@ -132,14 +126,21 @@ tcp_pp() {
 # process waits for its one core while the scheduler could have used the other.
 # With "optional", a failure is an n/a row, not a failed program.
 flood() {
-	local size=$1 opt=${2:-} name=raw_flood_$1 spid i
+	local size=$1 opt=${2:-} name=raw_flood_$1 spid
 	known_na "$name" && return
-	bg "$NS_A" spid timeout $((SECS + 15)) "$RATE" xsk-recv "$IF_A" \
+	ns_bg "$NS_A" spid timeout $((SECS + 15)) "$RATE" xsk-recv "$IF_A" \
 		--qpn "$QPN_A" --duration "$SECS" >"$LOG/$name.r$R.recv" 2>&1
-	for ((i = 0; i < 50; i++)); do
-		grep -q '^READY' "$LOG/$name.r$R.recv" && break
-		sleep 0.1
-	done
+	if ! wait_for_line "$LOG/$name.r$R.recv" '^READY' 5 "$spid"; then
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		if [ -n "$opt" ]; then
+			na "$name" "hal_rate xsk-recv did not get ready:" \
+				"$(tail -1 "$LOG/$name.r$R.recv")"
+		else
+			prog_failed "hal_rate xsk-recv $size did not get ready"
+		fi
+		return
+	fi
 	if ! ns_exec "$NS_B" timeout $((SECS + 10)) "$RATE" xsk-send "$IF_B" \
 		--qpn "$QPN_A" --size "$size" --src-mac "$MAC_B" --dst-mac "$MAC_A" \
 		--src-ip "$IP_B" --dst-ip "$IP_A" --duration "$SECS" >"$LOG/$name.r$R.send" 2>&1 ||
@@ -178,15 +179,22 @@ flood() {
 
 # raw_pp SIZE [optional]: HAL ping-pong, RTT p50 in usec
 raw_pp() {
-	local size=$1 opt=${2:-} name=raw_pp_$1 spid i
+	local size=$1 opt=${2:-} name=raw_pp_$1 spid
 	known_na "$name" && return
-	bg "$NS_A" spid timeout 60 "$RATE" xsk-pong "$IF_A" --qpn "$QPN_A" --peer-qpn "$QPN_B" \
+	ns_bg "$NS_A" spid timeout 60 "$RATE" xsk-pong "$IF_A" --qpn "$QPN_A" --peer-qpn "$QPN_B" \
 		--size "$size" --src-mac "$MAC_A" --dst-mac "$MAC_B" --src-ip "$IP_A" \
 		--dst-ip "$IP_B" --duration 40 >"$LOG/$name.r$R.srv" 2>&1
-	for ((i = 0; i < 50; i++)); do
-		grep -q '^READY' "$LOG/$name.r$R.srv" && break
-		sleep 0.1
-	done
+	if ! wait_for_line "$LOG/$name.r$R.srv" '^READY' 5 "$spid"; then
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		if [ -n "$opt" ]; then
+			na "$name" "hal_rate xsk-pong did not get ready:" \
+				"$(tail -1 "$LOG/$name.r$R.srv")"
+		else
+			prog_failed "hal_rate xsk-pong $size did not get ready"
+		fi
+		return
+	fi
 	if ! ns_exec "$NS_B" timeout 60 "$RATE" xsk-ping "$IF_B" --qpn "$QPN_B" --peer-qpn "$QPN_A" \
 		--size "$size" --src-mac "$MAC_B" --dst-mac "$MAC_A" --src-ip "$IP_B" \
 		--dst-ip "$IP_A" --iters "$PP_ITERS" >"$LOG/$name.r$R.cli" 2>&1 || ! wait "$spid"; then
@@ -214,7 +222,7 @@ blue() {
 	[ "$1" = optional ] && { opt=1; shift; }
 	[ "$1" = -- ] && shift
 	known_na "$name" && return
-	bg "$NS_A" spid timeout 120 "$BIN/blue_$t" -d "$IF_A" --timeout 20 \
+	ns_bg "$NS_A" spid timeout 120 "$BIN/blue_$t" -d "$IF_A" --timeout 20 \
 		>"$LOG/$name.r$R.srv" 2>&1
 	ns_exec "$NS_B" timeout 120 "$BIN/blue_$t" -d "$IF_B" --timeout 20 "$@" --out_json \
 		--out_json_file "$LOG/$name.r$R.json" "$IP_A" >"$LOG/$name.r$R.cli" 2>&1 || rc=$?
@@ -248,11 +256,11 @@ blue_queues() {
 	shift 4
 	known_na "$name" && return
 	for ((q = 0; q < n; q++)); do
-		bg "$NS_A" "s$q" env BLUE_QUEUE=$q timeout 120 "$BIN/blue_$t" -d "$IF_A" \
+		ns_bg "$NS_A" "s$q" env BLUE_QUEUE=$q timeout 120 "$BIN/blue_$t" -d "$IF_A" \
 			-p $((18530 + q)) --timeout 20 -e >"$LOG/$name.q$q.r$R.srv" 2>&1
 	done
 	for ((q = 0; q < n; q++)); do
-		bg "$NS_B" "c$q" env BLUE_QUEUE=$q timeout 120 "$BIN/blue_$t" -d "$IF_B" \
+		ns_bg "$NS_B" "c$q" env BLUE_QUEUE=$q timeout 120 "$BIN/blue_$t" -d "$IF_B" \
 			-p $((18530 + q)) --timeout 20 -e "$@" --out_json \
 			--out_json_file "$LOG/$name.q$q.r$R.json" "$IP_A" >"$LOG/$name.q$q.r$R.cli" 2>&1
 	done
@@ -288,7 +296,7 @@ callgrind_ir() {
 	else
 		c_pre=("${cg[@]}") c_ev=(-e)
 	fi
-	bg "$NS_A" spid timeout 120 "${s_pre[@]}" "$BIN/blue_write_bw" -d "$IF_A" --timeout 30 \
+	ns_bg "$NS_A" spid timeout 120 "${s_pre[@]}" "$BIN/blue_write_bw" -d "$IF_A" --timeout 30 \
 		"${s_ev[@]}" >"$LOG/cg.$side.$n.srv" 2>&1
 	ns_exec "$NS_B" timeout 120 "${c_pre[@]}" "$BIN/blue_write_bw" -d "$IF_B" --timeout 30 \
 		"${c_ev[@]}" -s 4096 -n "$n" -t 16 -m 1024 "$IP_A" >"$LOG/cg.$side.$n.cli" 2>&1 ||

@@ -30,7 +30,7 @@ IP_B=10.201.83.2
 # shellcheck source=tests/bench/lib.sh
 source tests/bench/lib.sh
 
-for f in "$BLUECTL" "$XFER" "$RATE"; do [ -x "$f" ] || die "build first: $f is missing"; done
+need_bins "$BLUECTL" "$XFER" "$RATE"
 
 echo "--- 1. in one process, loopback HAL"
 "$RATE" 200000 "$ROUNDS" || die "diag_rate failed"

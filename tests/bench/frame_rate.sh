@@ -82,7 +82,7 @@ for size in $SIZES; do
 	run_case "udpx-$size" udp-recv --bind "$IP_B" --port "$PORT" -- \
 		udp-send --dst-ip "$IP_B" --port "$PORT" --size "$size"
 done
-redirect=$(ns_exec "$NS_B" "$BLUECTL" stats "$IF_B" | awk '$1 == "redirect" { print $2 }')
+redirect=$(ctl_stat "$NS_B" "$IF_B" redirect)
 detach
 
 printf '\n%-6s  %-34s  %12s  %12s  %10s\n' frame path "sent/s" "received/s" "vs UDP"

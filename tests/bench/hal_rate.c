@@ -33,11 +33,11 @@
 #include <unistd.h>
 #include <net/if.h>
 #include <netinet/in.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "afxdp_hal/hal.h"
 #include "runtime/codec.h"
+#include "runtime/device.h"
 #include "tests/netns/xsk_common.h"
 #include "tools/common/tool_common.h"
 
@@ -127,23 +127,18 @@ static void report(uint64_t frames, uint64_t t0, uint64_t t1)
 /* --- AF_XDP ------------------------------------------------------------------- */
 
 /*
- * The frames @ifname's MTU lets through, when they outgrow one UMEM chunk: the HAL then
- * takes them as AF_XDP multi-buffer (the rule blue_open_device follows), else 0 (one
- * chunk per frame).
+ * The frames @ifname's MTU lets through, when an IB MTU past what one UMEM chunk holds
+ * fits the link: the HAL then takes them as AF_XDP multi-buffer, by the rule
+ * blue_open_device follows (runtime/netdev.c), else 0 (one chunk per frame).
  */
 static uint32_t link_max_pkt(const char *ifname)
 {
-	struct ifreq ifr;
-	int fd = socket(AF_INET, SOCK_DGRAM, 0), mtu = 0;
+	uint32_t mtu = 0;
+	uint8_t mac[6];
 
-	if (fd < 0)
+	if (blue__netdev_l2(ifname, mac, &mtu))
 		return 0;
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
-	if (ioctl(fd, SIOCGIFMTU, &ifr) == 0)
-		mtu = ifr.ifr_mtu;
-	close(fd);
-	return mtu + 14 > 4096 ? (uint32_t)mtu + 14 : 0;
+	return blue__mtu_for(2 * 4096, mtu) > blue__mtu_for(4096, mtu) ? mtu + BLUE_ETH_HLEN : 0;
 }
 
 /*

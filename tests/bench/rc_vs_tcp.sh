@@ -20,7 +20,7 @@ IP_B=10.201.93.2
 # shellcheck source=tests/bench/lib.sh
 source tests/bench/lib.sh
 
-for f in "$BLUECTL" "$PP" "$XFER"; do [ -x "$f" ] || die "build first: $f is missing"; done
+need_bins "$BLUECTL" "$PP" "$XFER"
 for t in sockperf iperf3; do command -v $t >/dev/null || die "$t missing: make deps"; done
 
 NS_A=blue-rb-$$-a NS_B=blue-rb-$$-b

@@ -35,7 +35,7 @@ source tests/bench/lib.sh
 # shellcheck source=tests/lib/fault.sh
 source tests/lib/fault.sh
 
-for f in "$BLUECTL" "$XFER" "$FAULT_BIN"; do [ -x "$f" ] || die "build first: $f is missing"; done
+need_bins "$BLUECTL" "$XFER" "$FAULT_BIN"
 have_sr=1
 "$XFER" --help | grep -q -- '--retx' || have_sr=0
 

@@ -36,6 +36,7 @@
 #include "tools/common/tool_common.h"
 
 #define MAX_SIZE	65536
+#define MAX_ITERS	100000000	/* their RTTs are kept: 800 MB */
 
 struct opts {
 	bool server, busy;
@@ -213,6 +214,7 @@ int main(int argc, char **argv)
 		{ "timeout", 1, NULL, 'T' }, { NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .port = 18600, .size = 8, .iters = 10000, .timeout_s = 10 };
+	long long v = 0;
 	int c;
 
 	if (argc < 2 || (strcmp(argv[1], "server") && strcmp(argv[1], "client")))
@@ -222,16 +224,29 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'b': case 'H': o.addr = optarg; break;
-		case 'p': o.port = (uint16_t)atoi(optarg); break;
-		case 's': o.size = (uint32_t)atoi(optarg); break;
-		case 'n': o.iters = (uint32_t)atoi(optarg); break;
+		case 'p':
+			v = tool_num_arg("--port", optarg, 1, 65535, false);
+			o.port = (uint16_t)v;
+			break;
+		case 's':
+			v = tool_num_arg("--size", optarg, 1, MAX_SIZE, true);
+			o.size = (uint32_t)v;
+			break;
+		case 'n':
+			v = tool_num_arg("--iters", optarg, 1, MAX_ITERS, true);
+			o.iters = (uint32_t)v;
+			break;
 		case 'B': o.busy = true; break;
-		case 'T': o.timeout_s = (uint32_t)atoi(optarg); break;
+		case 'T':	/* poll() takes an int of milliseconds */
+			v = tool_num_arg("--timeout", optarg, 1, 3600, false);
+			o.timeout_s = (uint32_t)v;
+			break;
 		default: usage();
 		}
+		if (v < 0)	/* tool_num_arg said why */
+			return 2;
 	}
-	if (!o.addr || !o.port || o.size < 1 || o.size > MAX_SIZE || !o.iters ||
-	    !o.timeout_s || optind != argc)
+	if (!o.addr || optind != argc)
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	return o.server ? run_server(&o) : run_client(&o);

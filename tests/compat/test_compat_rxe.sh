@@ -53,10 +53,6 @@ for _t in "ibv_rc_pingpong 100 -s 4096" \
 done
 unset _t _tool _n _x
 
-# perftest servers that print the result table too; ib_read_lat's and ib_atomic_lat's
-# print none, the client alone measures (rxe's own output, tests/compat/samples)
-CM_SRV_TABLE=" ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_send_lat "
-
 # _cm_args TOOL ITERS PORT GIDX DEV EXTRA: the command-line words common to both sides
 _cm_args() {
 	case $1 in
@@ -217,7 +213,7 @@ _cm_check_step() {
 		echo "figure: $(compat_pingpong_figure "$cli")"
 	else
 		compat_perftest_check "$cli" "$n" || fail "$name: client result table"
-		if [[ "$CM_SRV_TABLE" == *" $tool "* ]]; then
+		if compat_srv_prints_table "$tool"; then
 			compat_perftest_check "$srv" "$n" || fail "$name: server result table"
 		fi
 		echo "figure: $(compat_perftest_figure "$cli")"

@@ -8,6 +8,9 @@
 #   compat_perftest_figure LOG        the headline figure of that table, one line:
 #                                     "0.24 Gb/s, 0.007179 Mpps" (BW) or
 #                                     "t_typical 21.94 us" (latency)
+#   compat_srv_prints_table TOOL      0 if perftest's TOOL prints the result table on the
+#                                     server side too (COMPAT_SRV_TABLE), so that the
+#                                     server's report must be checked as well
 #   compat_pingpong_check LOG ITERS SIZE
 #                                     0 if LOG holds ibv_rc_pingpong's two summary lines
 #                                     for ITERS round trips of SIZE bytes
@@ -27,6 +30,14 @@
 # markdown table the README quotes: tool, blue's role, the peer stack, pass/fail, and the
 # figure the run printed. Both tests/compat scripts write to it, one row per tool run.
 COMPAT_RESULTS=${COMPAT_RESULTS:-${B:-build}/test-logs/compat-matrix.md}
+
+# perftest servers that print the result table too; ib_read_lat's and ib_atomic_lat's
+# print none, the client alone measures (rxe's own output, tests/compat/samples)
+COMPAT_SRV_TABLE=" ib_write_bw ib_read_bw ib_send_bw ib_atomic_bw ib_write_lat ib_send_lat "
+
+compat_srv_prints_table() {
+	[[ "$COMPAT_SRV_TABLE" == *" $1 "* ]]
+}
 
 # _compat_table LOG: perftest's result rows as "HEADER|ROW", one per row. The table
 # is a header line that starts with "#bytes #iterations", then one row per message size,

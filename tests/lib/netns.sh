@@ -50,11 +50,13 @@ mac_of() {
 }
 
 # blue_attach NS IF: `bluectl attach IF --mode native` inside NS, with the detach (and the
-# pins, should detach fail) registered with on_exit. Needs $BLUECTL.
+# pins, should detach fail) registered with on_exit first, so that the attach is the last
+# command and its status is the function's (callers write `blue_attach ... || fail`).
+# Needs $BLUECTL.
 blue_attach() {
 	local ns=$1 ifname=$2
-	ns_exec "$ns" "$BLUECTL" attach "$ifname" --mode native
 	on_exit "ns_exec $ns $BLUECTL detach $ifname >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$ifname"
+	ns_exec "$ns" "$BLUECTL" attach "$ifname" --mode native
 }
 
 # netns_setup TAG IP_A IP_B: the topology most suites use. Namespaces blue-TAG-<pid>-a/b
@@ -75,6 +77,39 @@ netns_setup() {
 	ns_exec "$NS_B" sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=1"
 	MAC_A=$(mac_of "$NS_A" "$IF_A")
 	MAC_B=$(mac_of "$NS_B" "$IF_B")
+}
+
+# ctl_stat NS IF NAME [FIELD]: a counter `bluectl stats` prints in a row named NAME (an
+# XDP reason, a HAL or engine counter): FIELD 2 (the default) is packets or the value, 3
+# is bytes. A name in two sections (rx_frames) gives the last, the engine's. Prints
+# nothing when no row has that name, so a test that compares notices. Needs $BLUECTL.
+ctl_stat() {
+	ns_exec "$1" "$BLUECTL" stats "$2" |
+		awk -v k="$3" -v f="${4:-2}" '$1 == k { v = $f; n = 1 } END { if (n) print v }'
+}
+
+# xfer_ab [SERVER_ARGS...] -- CLIENT_ARGS...: a blue_xfer server in NS_A on IF_A (in
+# the background) and its client in NS_B on IF_B against IP_A, both bounded; sets SRC
+# and CRC (their exit statuses) and prints their outputs, kept in SRV_OUT and CLI_OUT.
+# SRV_ENV / CLI_ENV: NAME=VALUE words for either side's environment. Needs $XFER.
+xfer_ab() {
+	local sargs=() spid
+	while [ "$1" != "--" ]; do
+		sargs+=("$1")
+		shift
+	done
+	shift
+	# shellcheck disable=SC2086 # the *_ENV words split on purpose
+	ns_bg "$NS_A" spid timeout 100 env ${SRV_ENV:-} "$XFER" -d "$IF_A" -T 20 "${sargs[@]}" \
+		>"$SRV_OUT" 2>&1
+	CRC=0
+	# shellcheck disable=SC2086
+	ns_exec "$NS_B" timeout 100 env ${CLI_ENV:-} "$XFER" -d "$IF_B" -T 20 "$@" "$IP_A" \
+		>"$CLI_OUT" 2>&1 || CRC=$?
+	SRC=0
+	wait "$spid" || SRC=$?
+	echo "--- server:"; cat "$SRV_OUT"
+	echo "--- client:"; cat "$CLI_OUT"
 }
 
 # need_bins FILE...: fail naming the first that was not built

@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "rc_end.h"
+#include "tools/common/tool_common.h"
 
 uint8_t rc_pat(uint64_t k, unsigned int seed)
 {
@@ -28,14 +28,6 @@ int64_t rc_mismatch(const uint8_t *p, uint64_t base, uint32_t len, unsigned int 
 		if (p[i] != rc_pat(base + i, seed))
 			return i;
 	return -1;
-}
-
-uint64_t rc_now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 void rc_failf(struct rc_end *e, const char *fmt, ...)
@@ -106,7 +98,7 @@ static bool take_pending(struct rc_end *e, bool recv, uint64_t wr_id, struct blu
 int rc_wait_wc(struct rc_end *e, bool recv, uint64_t wr_id, struct blue_wc *out,
 	       const char *what)
 {
-	uint64_t deadline = rc_now_us() + (uint64_t)e->timeout_ms * 1000u;
+	uint64_t deadline = tool_now_ns() / 1000u + (uint64_t)e->timeout_ms * 1000u;
 	struct blue_wc wc[16];
 	int n;
 
@@ -124,7 +116,7 @@ int rc_wait_wc(struct rc_end *e, bool recv, uint64_t wr_id, struct blue_wc *out,
 			}
 			e->pending[e->npending++] = wc[i];
 		}
-		if (!n && rc_now_us() > deadline) {
+		if (!n && tool_now_ns() / 1000u > deadline) {
 			rc_failf(e, "%s: no completion within %d ms", what, e->timeout_ms);
 			return -1;
 		}
@@ -158,8 +150,7 @@ int rc_end_open(struct rc_end *e)
 	}
 	e->pd = blue_alloc_pd(e->ctx);
 	e->cq = e->pd ? blue_create_cq(e->ctx, e->cq_depth, NULL, NULL, 0) : NULL;
-	/* C11: aligned_alloc's size is a multiple of the alignment */
-	e->rbuf = aligned_alloc(4096, (rlen + 4095) & ~(size_t)4095);
+	e->rbuf = blue_buf_alloc(rlen, NULL);
 	if (!e->cq || !e->rbuf || !e->mem) {
 		printf("FAIL setup: PD, CQ or buffers: %s\n", strerror(errno));
 		return -1;
@@ -211,7 +202,7 @@ void rc_end_close(struct rc_end *e)
 		rc_failf(e, "dealloc_pd: %s", strerror(err));
 	if (e->ctx && (err = blue_close_device(e->ctx)))
 		rc_failf(e, "close_device: %s", strerror(err));
-	free(e->rbuf);
+	blue_buf_free(e->rbuf, (size_t)e->nrecv * e->slot);
 	e->qp = NULL;
 	e->mr = e->rmr = NULL;
 	e->cq = NULL;

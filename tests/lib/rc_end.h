@@ -54,7 +54,6 @@ void rc_fill(uint8_t *p, uint64_t base, uint32_t len, unsigned int seed);
 /* First offset where @p differs from the pattern, or -1. */
 int64_t rc_mismatch(const uint8_t *p, uint64_t base, uint32_t len, unsigned int seed);
 
-uint64_t rc_now_us(void);
 void rc_failf(struct rc_end *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Device, PD, CQ, both MRs, the QP in INIT and every receive posted; 0 or -1. */

@@ -43,6 +43,7 @@
 
 #include <blue/blue.h>
 #include "tests/lib/rc_end.h"
+#include "tools/common/tool_common.h"
 #include "runtime/codec.h"
 #include "runtime/progress.h"
 
@@ -300,12 +301,12 @@ static int run_server(struct side *s)
 
 static void hold(struct side *s)
 {
-	uint64_t end = rc_now_us() / 1000 + (uint64_t)s->o->hold_ms;
+	uint64_t end = tool_now_ns() / 1000000u + (uint64_t)s->o->hold_ms;
 	struct blue_wc wc;
 
 	printf("HOLD qpn 0x%06x\n", blue_qp_num(s->e.qp));
 	fflush(stdout);
-	while (s->o->hold_file && !file_exists(s->o->hold_file) && rc_now_us() / 1000 < end) {
+	while (s->o->hold_file && !file_exists(s->o->hold_file) && tool_now_ns() / 1000000u < end) {
 		if (blue_poll_cq(s->e.cq, 1, &wc) < 0)
 			break;
 		usleep(1000);
@@ -348,7 +349,7 @@ static int round_trip(struct side *s, unsigned int k)
 
 static int run_client(struct side *s)
 {
-	uint64_t end = rc_now_us() / 1000 + (uint64_t)s->o->max_ms;
+	uint64_t end = tool_now_ns() / 1000000u + (uint64_t)s->o->max_ms;
 	unsigned int k = 0;
 	struct blue_wc wc;
 	char *text;
@@ -364,7 +365,7 @@ static int run_client(struct side *s)
 		if (k >= s->o->min_rounds &&
 		    (!s->o->until_file || file_exists(s->o->until_file)))
 			break;
-		if (rc_now_us() / 1000 > end) {
+		if (tool_now_ns() / 1000000u > end) {
 			rc_failf(&s->e, "--until-file did not appear within %d ms", s->o->max_ms);
 			return -1;
 		}

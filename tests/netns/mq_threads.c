@@ -103,18 +103,17 @@ static void *worker_main(void *arg)
 	int q = e->queue;
 
 	w->rc = -1;
-	e->mem = aligned_alloc(4096, MEM_LEN);
+	e->mem = blue_buf_alloc(MEM_LEN, NULL);	/* zeroed */
 	if (!e->mem) {
 		rc_failf(e, "queue %d: out of memory", q);
 		return NULL;
 	}
-	memset(e->mem, 0, MEM_LEN);
 	if (!rc_end_open(e) && !rc_end_connect(e))
 		w->rc = e->server ? run_server(e, q) : run_client(e, q);
 	rc_end_close(e);
 	if (e->failures)
 		w->rc = -1;
-	free(e->mem);
+	blue_buf_free(e->mem, MEM_LEN);
 	return NULL;
 }
 

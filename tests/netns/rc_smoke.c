@@ -44,6 +44,7 @@
 
 #include <blue/blue.h>
 #include "tests/lib/rc_end.h"
+#include "tools/common/tool_common.h"
 
 /* The server's MR: the WRITE target, the READ source and the atomic word. */
 #define W_OFF		0u
@@ -304,12 +305,12 @@ static int run_server(struct side *s)
 /* Keep the QP live (and answering) until the hold file appears, bounded. */
 static void hold(struct side *s)
 {
-	uint64_t end = rc_now_us() + (uint64_t)s->o->hold_ms * 1000u;
+	uint64_t end = tool_now_ns() / 1000u + (uint64_t)s->o->hold_ms * 1000u;
 	struct blue_wc wc;
 
 	printf("HOLD qpn 0x%06x\n", blue_qp_num(s->e.qp));
 	fflush(stdout);
-	while (s->o->hold_file && !hold_released(s->o) && rc_now_us() < end) {
+	while (s->o->hold_file && !hold_released(s->o) && tool_now_ns() / 1000u < end) {
 		if (blue_poll_cq(s->e.cq, 1, &wc) < 0)
 			break;
 		usleep(1000);
@@ -487,7 +488,7 @@ static int client_bench(struct side *s)
 	struct blue_wc wc;
 
 	rc_fill(s->e.mem, 0, 64, 1);
-	t0 = rc_now_us();
+	t0 = tool_now_ns() / 1000u;
 	for (i = 0; i < iters; i++) {
 		if (rc_post(&s->e, BLUE_WR_SEND_WITH_IMM, 600, s->e.mem, 64, IMM_PING, 0, 0, 0, 0) ||
 		    rc_wait_send(&s->e, 600, "ping") || rc_wait_wc(&s->e, true, 0, &wc, "pong"))
@@ -500,11 +501,11 @@ static int client_bench(struct side *s)
 		if (rc_post_recv(&s->e, (unsigned int)wc.wr_id))
 			return -1;
 	}
-	t1 = rc_now_us();
+	t1 = tool_now_ns() / 1000u;
 	printf("BENCH send_recv_64B_rtt_us %.2f (%u round trips)\n",
 	       (double)(t1 - t0) / iters, iters);
 
-	t0 = rc_now_us();
+	t0 = tool_now_ns() / 1000u;
 	while (done < nwrites) {
 		while (posted < nwrites && posted - done < depth) {
 			if (rc_post(&s->e, BLUE_WR_RDMA_WRITE, 700 + posted, s->e.mem, 1u << 20, 0,
@@ -516,7 +517,7 @@ static int client_bench(struct side *s)
 			return -1;
 		done++;
 	}
-	t1 = rc_now_us();
+	t1 = tool_now_ns() / 1000u;
 	bytes = (uint64_t)nwrites << 20;
 	printf("BENCH write_1MiB_gbit_s %.2f (%u x 1 MiB in %.3f s)\n",
 	       (double)bytes * 8 / (double)(t1 - t0) / 1000.0, nwrites,

@@ -29,10 +29,6 @@ dp_setup() {
 	blue_attach "$NS_B" "$IF_B"
 }
 
-# stat NAME: packets counted under NAME by `bluectl stats` on the B end.
-stat() {
-	ns_exec "$NS_B" "$BLUECTL" stats "$IF_B" | awk -v r="$1" '$1 == r { print $2 }'
-}
 
 
 test_datapath_steers_by_qpn() {
@@ -40,8 +36,8 @@ test_datapath_steers_by_qpn() {
 	local out rc n redirect_before unknown_before rpid
 	out=$(mktemp)
 	on_exit "rm -f $out"
-	redirect_before=$(stat redirect)
-	unknown_before=$(stat drop_unknown_qpn)
+	redirect_before=$(ctl_stat "$NS_B" "$IF_B" redirect)
+	unknown_before=$(ctl_stat "$NS_B" "$IF_B" drop_unknown_qpn)
 
 	ns_bg "$NS_B" rpid timeout 20 "$XSK_RECV" "$IF_B" --qpns "$QPNS" --count "$COUNT" \
 		--payload "$PAYLOAD" --timeout-ms 8000 >"$out" 2>&1
@@ -64,8 +60,8 @@ test_datapath_steers_by_qpn() {
 	[ "$n" -eq 3 ] || fail "qp_ctx.xdp_rx_pkts disagrees on $((3 - n)) QPNs"
 
 	local redirect unknown
-	redirect=$(($(stat redirect) - redirect_before))
-	unknown=$(($(stat drop_unknown_qpn) - unknown_before))
+	redirect=$(($(ctl_stat "$NS_B" "$IF_B" redirect) - redirect_before))
+	unknown=$(($(ctl_stat "$NS_B" "$IF_B" drop_unknown_qpn) - unknown_before))
 	echo "bluectl stats: redirect +$redirect, drop_unknown_qpn +$unknown"
 	[ "$redirect" -eq $((3 * COUNT)) ] || fail "redirect counted $redirect, want $((3 * COUNT))"
 	[ "$unknown" -eq "$UNKNOWN_COUNT" ] ||
@@ -75,7 +71,7 @@ test_datapath_steers_by_qpn() {
 test_datapath_ip_still_works() {
 	dp_setup
 	local got srv pass_before
-	pass_before=$(stat pass_non_udp)
+	pass_before=$(ctl_stat "$NS_B" "$IF_B" pass_non_udp)
 	ns_exec "$NS_A" ping -c 3 -i 0.2 -W 2 "$IP_B" >/dev/null || fail "ping through blue failed"
 
 	# TCP: a listener on B, a client on A sending a known blob; both bounded in time.
@@ -92,7 +88,7 @@ test_datapath_ip_still_works() {
 	cmp -s <(seq 1 20000) "$got" || fail "TCP data differs ($(wc -c <"$got") bytes arrived)"
 
 	# ICMP and TCP are not UDP: blue passed them on and counted them.
-	local passed=$(($(stat pass_non_udp) - pass_before))
+	local passed=$(($(ctl_stat "$NS_B" "$IF_B" pass_non_udp) - pass_before))
 	echo "pass_non_udp +$passed"
 	[ "$passed" -ge 6 ] || fail "pass_non_udp counted only $passed packets"
 }

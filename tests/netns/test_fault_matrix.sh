@@ -65,10 +65,6 @@ qp_field() {
 		$PY -c 'import json, sys; q = json.load(sys.stdin)["qps"]; print(q[0][sys.argv[1]] if len(q) == 1 else -1)' "$3"
 }
 
-# eng_stat NS IF NAME: an engine or XDP counter from `bluectl stats` (0 if absent).
-eng_stat() {
-	ns_exec "$1" "$BLUECTL" stats "$2" | awk -v k="$3" '$1 == k { v = $2 } END { print v + 0 }'
-}
 
 # On a failure, FM_KEEP=DIR keeps the run's files (blue_fault's log of every fault,
 # both sides' output) in DIR.<pid>, for a replay.
@@ -114,9 +110,9 @@ fm_case() {
 	FM_RETX_PKTS=$(qp_field "$FT_NS_B" "$FT_IF_B" retx_pkts)
 	FM_POLICY=$(qp_field "$FT_NS_B" "$FT_IF_B" retx_policy)
 	FM_POLICY_A=$(qp_field "$FT_NS_A" "$FT_IF_A" retx_policy)
-	FM_ICRC_A=$(eng_stat "$FT_NS_A" "$FT_IF_A" rx_bad_icrc)
-	FM_ICRC_B=$(eng_stat "$FT_NS_B" "$FT_IF_B" rx_bad_icrc)
-	FM_DUP_A=$(eng_stat "$FT_NS_A" "$FT_IF_A" rx_dup)
+	FM_ICRC_A=$(ctl_stat "$FT_NS_A" "$FT_IF_A" rx_bad_icrc)
+	FM_ICRC_B=$(ctl_stat "$FT_NS_B" "$FT_IF_B" rx_bad_icrc)
+	FM_DUP_A=$(ctl_stat "$FT_NS_A" "$FT_IF_A" rx_dup)
 	kill -USR1 "$cpid" "$spid" 2>/dev/null || true
 	wait "$cpid" || crc=$?
 	wait "$spid" || src=$?

@@ -45,9 +45,6 @@ pinned_prog_id() {
 	bpftool -j prog show pinned "$PIN/prog" | $PY -c 'import json,sys; print(json.load(sys.stdin)["id"])'
 }
 
-# stat_pkts NS IF REASON / stat_bytes: one counter from `bluectl stats`.
-stat_pkts() { ns_exec "$1" "$BLUECTL" stats "$2" | awk -v r="$3" '$1 == r { print $2 }'; }
-stat_bytes() { ns_exec "$1" "$BLUECTL" stats "$2" | awk -v r="$3" '$1 == r { print $3 }'; }
 
 # expect_fail OUT_FILE CMD...: CMD must exit non-zero; its stderr goes to OUT_FILE.
 expect_fail() {
@@ -263,7 +260,7 @@ test_stats_count_traffic() {
 
 	# right after attach: every reason, nothing counted
 	for r in $REASONS; do
-		[ "$(stat_pkts "$NS_A" "$IF_A" "$r")" = 0 ] || fail "$r: not listed or not 0"
+		[ "$(ctl_stat "$NS_A" "$IF_A" "$r")" = 0 ] || fail "$r: not listed or not 0"
 	done
 	json=$(bluectl_a stats "$IF_A" --json)
 	REASONS="$REASONS" $PY -c '
@@ -277,18 +274,18 @@ assert all(v == {"pkts": 0, "bytes": 0} for v in d["stats"].values()), d
 	# 3 ICMP echo requests of 98 bytes (14 Ethernet + 20 IP + 8 ICMP + 56 data); with
 	# static neighbours there is no ARP, and the replies leave by TX where XDP is not
 	ns_exec "$NS_B" ping -c 3 -i 0.2 -W 1 "$IP_A" >/dev/null
-	[ "$(stat_pkts "$NS_A" "$IF_A" pass_non_udp)" = 3 ] || fail "pass_non_udp: $(bluectl_a stats "$IF_A")"
-	[ "$(stat_bytes "$NS_A" "$IF_A" pass_non_udp)" = 294 ] || fail "pass_non_udp bytes: $(bluectl_a stats "$IF_A")"
+	[ "$(ctl_stat "$NS_A" "$IF_A" pass_non_udp)" = 3 ] || fail "pass_non_udp: $(bluectl_a stats "$IF_A")"
+	[ "$(ctl_stat "$NS_A" "$IF_A" pass_non_udp 3)" = 294 ] || fail "pass_non_udp bytes: $(bluectl_a stats "$IF_A")"
 	# one UDP datagram to a port that is not 4791: 14 + 20 + 8 + 3 bytes ("hi\n");
 	# nothing answers it, so wait for the receiver's NAPI to have run
 	ns_exec "$NS_B" bash -c "echo hi >/dev/udp/$IP_A/9999"
 	for r in $(seq 20); do
-		[ "$(stat_pkts "$NS_A" "$IF_A" pass_non_roce)" = 0 ] || break
+		[ "$(ctl_stat "$NS_A" "$IF_A" pass_non_roce)" = 0 ] || break
 		sleep 0.1
 	done
-	[ "$(stat_pkts "$NS_A" "$IF_A" pass_non_roce)" = 1 ] || fail "pass_non_roce: $(bluectl_a stats "$IF_A")"
-	[ "$(stat_bytes "$NS_A" "$IF_A" pass_non_roce)" = 45 ] || fail "pass_non_roce bytes: $(bluectl_a stats "$IF_A")"
-	[ "$(stat_pkts "$NS_A" "$IF_A" redirect)" = 0 ] || fail "redirect counted without a QP"
+	[ "$(ctl_stat "$NS_A" "$IF_A" pass_non_roce)" = 1 ] || fail "pass_non_roce: $(bluectl_a stats "$IF_A")"
+	[ "$(ctl_stat "$NS_A" "$IF_A" pass_non_roce 3)" = 45 ] || fail "pass_non_roce bytes: $(bluectl_a stats "$IF_A")"
+	[ "$(ctl_stat "$NS_A" "$IF_A" redirect)" = 0 ] || fail "redirect counted without a QP"
 	bluectl_a detach "$IF_A"
 }
 

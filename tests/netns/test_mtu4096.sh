@@ -37,30 +37,14 @@ mtu_setup() {
 	on_exit "rm -f $SRV_OUT $CLI_OUT"
 }
 
-# xfer CLIENT_ARGS...: one server in A, the client in B, both bounded; CRC/SRC = exits.
-xfer() {
-	local spid
-	ns_bg "$NS_A" spid timeout 60 env ${SRV_ENV:-BLUE_VERBOSE=1} "$XFER" -d "$IF_A" -T 20 \
-		>"$SRV_OUT" 2>&1
-	CRC=0
-	ns_exec "$NS_B" timeout 60 env ${CLI_ENV:-BLUE_VERBOSE=1} "$XFER" -d "$IF_B" -T 20 "$@" \
-		"$IP_A" >"$CLI_OUT" 2>&1 ||
-		CRC=$?
-	SRC=0
-	wait "$spid" || SRC=$?
-	echo "--- server:"; cat "$SRV_OUT"
-	echo "--- client:"; cat "$CLI_OUT"
-}
-
-# redirect NS IF FIELD: XDP's redirect counter (2 = packets, 3 = bytes)
-redirect() {
-	ns_exec "$1" "$BLUECTL" stats "$2" | awk -v f="$3" '$1 == "redirect" { print $f }'
-}
+# blue_xfer says which pages and frames its UMEM got (xfer_ab, tests/lib/netns.sh)
+SRV_ENV=BLUE_VERBOSE=1
+CLI_ENV=BLUE_VERBOSE=1
 
 # mark NS IF: remember the redirect counters, so full_payloads sees one transfer only
 mark() {
-	P0=$(redirect "$1" "$2" 2)
-	B0=$(redirect "$1" "$2" 3)
+	P0=$(ctl_stat "$1" "$2" redirect 2)
+	B0=$(ctl_stat "$1" "$2" redirect 3)
 }
 
 # full_payloads NS IF MIN_PKTS: since mark, at least MIN_PKTS packets reached the
@@ -69,8 +53,8 @@ mark() {
 # would halve or quarter it. The bound on the count only catches a storm.
 full_payloads() {
 	local pkts bytes
-	pkts=$(($(redirect "$1" "$2" 2) - P0))
-	bytes=$(($(redirect "$1" "$2" 3) - B0))
+	pkts=$(($(ctl_stat "$1" "$2" redirect 2) - P0))
+	bytes=$(($(ctl_stat "$1" "$2" redirect 3) - B0))
 	echo "$1: $pkts packets, $bytes bytes redirected to AF_XDP"
 	[ "$pkts" -ge "$3" ] || fail "$1: $pkts packets, want >= $3"
 	[ "$pkts" -le $(($3 * 3)) ] || fail "$1: $pkts packets for $3: a retransmission storm"
@@ -82,14 +66,20 @@ run_16m() {
 	local pkts=$((16 * 1024 * 1024 / 4096))
 	# one WRITE: the server receives 4096 full packets
 	mark "$NS_A" "$IF_A"
-	xfer --op write --size 16M --iters 1 --verify -m 4096
+	xfer_ab -- --op write --size 16M --iters 1 --verify -m 4096
 	[ "$CRC" -eq 0 ] && [ "$SRC" -eq 0 ] || fail "write: client $CRC, server $SRC"
 	grep -q 'MTU 4096$' "$CLI_OUT" || fail "the QP did not run at MTU 4096"
 	grep -q '^RESULT: PASS' "$CLI_OUT" || fail "write: no PASS"
 	full_payloads "$NS_A" "$IF_A" "$pkts"
+	# ... each a frame beyond one 4 KiB chunk: AF_XDP multi-buffer on both ends (the
+	# first transfer since attach, so the device counters are this WRITE's)
+	[ "$(ctl_stat "$NS_B" "$IF_B" tx_multibuf)" -ge "$pkts" ] ||
+		fail "the client sent fewer than $pkts multi-buffer packets"
+	[ "$(ctl_stat "$NS_A" "$IF_A" rx_multibuf)" -ge "$pkts" ] ||
+		fail "the server received fewer than $pkts multi-buffer packets"
 	# one READ: the client receives 4096 full responses
 	mark "$NS_B" "$IF_B"
-	xfer --op read --size 16M --iters 1 --verify -m 4096
+	xfer_ab -- --op read --size 16M --iters 1 --verify -m 4096
 	[ "$CRC" -eq 0 ] && [ "$SRC" -eq 0 ] || fail "read: client $CRC, server $SRC"
 	grep -q '^RESULT: PASS' "$CLI_OUT" || fail "read: no PASS"
 	full_payloads "$NS_B" "$IF_B" "$pkts"
@@ -107,10 +97,10 @@ test_mtu4096_write_read_16m_veth4200() {
 
 test_mtu4096_refused_on_1500() {
 	mtu_setup 1500
-	xfer --op write --size 64K --iters 1 --verify
+	xfer_ab -- --op write --size 64K --iters 1 --verify
 	[ "$CRC" -eq 0 ] || fail "default MTU at 1500: client exited $CRC"
 	grep -q 'MTU 1024$' "$CLI_OUT" || fail "a 1500-byte link must give path MTU 1024"
-	xfer --op write --size 64K --iters 1 --verify -m 4096
+	xfer_ab -- --op write --size 64K --iters 1 --verify -m 4096
 	grep -q 'MTU 1024$' "$CLI_OUT" || fail "-m 4096 on a 1500-byte link must clamp to 1024"
 }
 
@@ -124,7 +114,7 @@ test_umem_hugepages_and_fallback() {
 	[ "$(cat /proc/sys/vm/nr_hugepages)" -ge "$want" ] ||
 		skip "cannot reserve $want 2 MiB pages (memory too fragmented?)"
 	mtu_setup 9000
-	SRV_ENV="BLUE_VERBOSE=1 BLUE_HUGEPAGES=0" xfer --op write,read --size 1M --iters 2 --verify
+	SRV_ENV="BLUE_VERBOSE=1 BLUE_HUGEPAGES=0" xfer_ab -- --op write,read --size 1M --iters 2 --verify
 	[ "$CRC" -eq 0 ] && [ "$SRC" -eq 0 ] || fail "client $CRC, server $SRC"
 	grep -q '^RESULT: PASS' "$CLI_OUT" || fail "no PASS"
 	grep -q 'UMEM of 2 MiB pages, 8192-byte frames' "$CLI_OUT" ||

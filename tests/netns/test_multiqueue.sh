@@ -28,11 +28,6 @@ mq_setup() {
 	on_exit "rm -rf $OUT"
 }
 
-# stat NS IF NAME: packets `bluectl stats` counts under NAME
-stat() {
-	ns_exec "$1" "$BLUECTL" stats "$2" | awk -v r="$3" '$1 == r { print $2 }'
-}
-
 # xdp_queue_redirects NS IF Q: XDP redirects veth counted on its RX queue Q
 xdp_queue_redirects() {
 	ns_exec "$1" ethtool -S "$2" |
@@ -80,9 +75,9 @@ test_multiqueue_two_queues_move_verified_data_at_once() {
 	[ "$(xdp_queue_redirects "$NS_A" "$IF_A" 1)" -gt "$a1" ] || fail "A queue 1 redirected nothing"
 	[ "$(xdp_queue_redirects "$NS_B" "$IF_B" 0)" -gt "$b0" ] || fail "B queue 0 redirected nothing"
 	[ "$(xdp_queue_redirects "$NS_B" "$IF_B" 1)" -gt "$b1" ] || fail "B queue 1 redirected nothing"
-	wrong=$(stat "$NS_A" "$IF_A" drop_wrong_queue)
+	wrong=$(ctl_stat "$NS_A" "$IF_A" drop_wrong_queue)
 	[ "$wrong" -eq 0 ] || fail "A dropped $wrong packets as arriving on the wrong queue"
-	wrong=$(stat "$NS_B" "$IF_B" drop_wrong_queue)
+	wrong=$(ctl_stat "$NS_B" "$IF_B" drop_wrong_queue)
 	[ "$wrong" -eq 0 ] || fail "B dropped $wrong packets as arriving on the wrong queue"
 	# the device statistics add up both queues' contexts
 	ns_exec "$NS_A" "$BLUECTL" stats "$IF_A" | tee "$OUT/stats"
@@ -93,7 +88,7 @@ test_multiqueue_one_process_a_thread_per_queue() {
 	mq_setup
 	need_bins "$THREADS"
 	local spid rc=0 before
-	before=$(stat "$NS_A" "$IF_A" redirect)
+	before=$(ctl_stat "$NS_A" "$IF_A" redirect)
 	ns_bg "$NS_A" spid timeout 40 "$THREADS" server "$IF_A" 18630 2 >"$OUT/srv" 2>&1
 	wait_for_line "$OUT/srv" 'READY.*port 18631' 10 "$spid" ||
 		{ cat "$OUT/srv"; fail "the server's two threads did not get ready"; }
@@ -108,14 +103,14 @@ test_multiqueue_one_process_a_thread_per_queue() {
 		grep -q "^ok queue $q: .* verified by the server$" "$OUT/cli" ||
 			fail "client queue $q not verified"
 	done
-	[ "$(stat "$NS_A" "$IF_A" drop_wrong_queue)" -eq 0 ] || fail "wrong-queue drops on A"
-	[ "$(stat "$NS_A" "$IF_A" redirect)" -gt "$before" ] || fail "A redirected nothing"
+	[ "$(ctl_stat "$NS_A" "$IF_A" drop_wrong_queue)" -eq 0 ] || fail "wrong-queue drops on A"
+	[ "$(ctl_stat "$NS_A" "$IF_A" redirect)" -gt "$before" ] || fail "A redirected nothing"
 }
 
 test_multiqueue_wrong_queue_is_dropped_and_counted() {
 	mq_setup
 	local rc=0 before after spid
-	before=$(stat "$NS_A" "$IF_A" drop_wrong_queue)
+	before=$(ctl_stat "$NS_A" "$IF_A" drop_wrong_queue)
 	# the server serves queue 0; the client sends from queue 1, so its packets come in
 	# on A's queue 1 where no socket of the server's QP listens
 	ns_bg "$NS_A" spid env BLUE_QUEUE=0 timeout 30 "$XFER" -d "$IF_A" -p 18622 -T 8 \
@@ -128,7 +123,7 @@ test_multiqueue_wrong_queue_is_dropped_and_counted() {
 	cat "$OUT/cli"
 	[ "$rc" -ne 0 ] || fail "a transfer across queues succeeded"
 	grep -qi "retry" "$OUT/cli" || fail "the client did not report exhausted retries"
-	after=$(stat "$NS_A" "$IF_A" drop_wrong_queue)
+	after=$(ctl_stat "$NS_A" "$IF_A" drop_wrong_queue)
 	[ "$after" -gt "$before" ] || fail "drop_wrong_queue did not move ($before -> $after)"
 	echo "drop_wrong_queue: $before -> $after"
 }

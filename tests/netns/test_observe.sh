@@ -54,16 +54,12 @@ show_logs() {
 bluectl_a() { ns_exec "$NS_A" "$BLUECTL" "$@"; }
 bluectl_b() { ns_exec "$NS_B" "$BLUECTL" "$@"; }
 
-# xfer NS_SRV IF_SRV NS_CLI IF_CLI SERVER_IP CLIENT_ARGS...: one bounded blue_xfer run,
-# server and client; both must pass.
+# xfer CLIENT_ARGS...: one bounded blue_xfer run, server in A and client in B
+# (xfer_ab, tests/lib/netns.sh); both must pass.
 xfer() {
-	local ns=$1 ifs=$2 nc=$3 ifc=$4 ip=$5 spid rc=0
-	shift 5
-	ns_bg "$ns" spid timeout 60 "$XFER" -d "$ifs" -T 20 >"$SRV_OUT" 2>&1
-	ns_exec "$nc" timeout 60 "$XFER" -d "$ifc" -T 20 "$@" "$ip" >"$CLI_OUT" 2>&1 || rc=$?
-	wait "$spid" || rc=$((rc + 100))
-	[ "$rc" -eq 0 ] || { show_logs; fail "blue_xfer $* exited $rc"; }
-	grep -q '^RESULT: PASS' "$CLI_OUT" || { show_logs; fail "blue_xfer $*: no PASS"; }
+	xfer_ab -- "$@"
+	[ "$CRC" -eq 0 ] && [ "$SRC" -eq 0 ] || fail "blue_xfer $* exited $CRC (server $SRC)"
+	grep -q '^RESULT: PASS' "$CLI_OUT" || fail "blue_xfer $*: no PASS"
 }
 
 # junk NS IP N: N UDP datagrams of 3 bytes to the RoCEv2 port: too short for a BTH, so
@@ -406,7 +402,7 @@ test_observe_diag_switch() {
 	bluectl_a --json stats "$IF_A" | json_check '
 assert d["stats"]["drop_trunc_bth"]["pkts"] == 3, d["stats"]["drop_trunc_bth"]
 assert d["diag"]["drop_events"] == 0, d["diag"]' || fail "counters with diag off"
-	xfer "$NS_A" "$IF_A" "$NS_B" "$IF_B" "$IP_A" --op write --size 64 --iters 200 --lat-iters 0
+	xfer --op write --size 64 --iters 200 --lat-iters 0
 	[ "$(lat_count "$NS_B" "$IF_B" write)" -eq 0 ] || fail "latency recorded with diag off"
 	bluectl_b --json stats "$IF_B" | json_check 'assert d["conn_setup"]["count"] == 1, d' ||
 		fail "the connection setup was not timed"
@@ -425,7 +421,7 @@ assert r.count("drop_trunc_bth") == 3 and r.count("drop_unknown_qpn") == 2, r
 assert all(e["len"] == 45 for e in ev if e["reason"] == "drop_trunc_bth"), ev
 assert all(e["dqpn"] == 0x123456 for e in ev if e["reason"] == "drop_unknown_qpn"), ev
 ' "$DROPS" || fail "wrong drop events"
-	xfer "$NS_A" "$IF_A" "$NS_B" "$IF_B" "$IP_A" --op write,read --size 64 --iters 200 \
+	xfer --op write,read --size 64 --iters 200 \
 		--lat-iters 0
 	n=$(lat_count "$NS_B" "$IF_B" write)
 	echo "latency histogram (client): write $n, read $(lat_count "$NS_B" "$IF_B" read)"
@@ -440,7 +436,7 @@ assert all(e["dqpn"] == 0x123456 for e in ev if e["reason"] == "drop_unknown_qpn
 	DROP_CMD="junk $NS_B $IP_A 2"
 	drops_during "$NS_A" "$IF_A" 1.5
 	[ -z "$DROPS" ] || fail "drop events after diag off: $DROPS"
-	xfer "$NS_A" "$IF_A" "$NS_B" "$IF_B" "$IP_A" --op write --size 64 --iters 100 --lat-iters 0
+	xfer --op write --size 64 --iters 100 --lat-iters 0
 	[ "$(lat_count "$NS_B" "$IF_B" write)" -eq 200 ] || fail "latency recorded after diag off"
 	bluectl_a --json stats "$IF_A" | json_check '
 assert d["stats"]["drop_trunc_bth"]["pkts"] == 8, d["stats"]["drop_trunc_bth"]
@@ -457,7 +453,7 @@ test_observe_bpftrace_qpstate_and_lat() {
 	on_exit "rm -f $qs $lat"
 	bt_start qpid "$qs" "$TRACE/qpstate.bt" "$XFER"
 	bt_start lpid "$lat" "$TRACE/lat.bt" "$XFER"
-	xfer "$NS_A" "$IF_A" "$NS_B" "$IF_B" "$IP_A" --op write,read --size 64 --iters 500 \
+	xfer --op write,read --size 64 --iters 500 \
 		--lat-iters 100
 	bt_stop "$qpid" "$qs"
 	bt_stop "$lpid" "$lat"
@@ -547,7 +543,7 @@ test_observe_bpftrace_xdpdrops() {
 	bt_start bpid "$out" "$TRACE/xdpdrops.bt" "$BLUECTL"
 	junk "$NS_B" "$IP_A" 3
 	roce_unknown "$NS_B" "$IP_A" 2
-	xfer "$NS_A" "$IF_A" "$NS_B" "$IF_B" "$IP_A" --op write --size 64 --iters 100 --lat-iters 0
+	xfer --op write --size 64 --iters 100 --lat-iters 0
 	# the events reach bluectl within its 200 ms poll
 	wait_for_line "$out" 'drop_unknown_qpn' 5 || true
 	sleep 0.5

@@ -15,15 +15,10 @@ IP_A=10.201.97.1	# server
 IP_B=10.201.97.2	# client
 
 perf_setup() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	[ -x "$BLUECTL" ] || fail "$BLUECTL not built"
-	NS_A=blue-pt-$BASHPID-a
-	NS_B=blue-pt-$BASHPID-b
-	IF_A=pt0p$BASHPID
-	IF_B=pt1p$BASHPID
-	netns_pair "$NS_A" "$NS_B" "$IF_A" "$IF_B" "$IP_A" "$IP_B"
-	blue_attach "$NS_A" "$IF_A" >/dev/null
-	blue_attach "$NS_B" "$IF_B" >/dev/null
+	netns_setup pt "$IP_A" "$IP_B"
+	need_bins "$BLUECTL"
+	blue_attach "$NS_A" "$IF_A" >/dev/null || fail "attach $IF_A"
+	blue_attach "$NS_B" "$IF_B" >/dev/null || fail "attach $IF_B"
 	OUT=$(mktemp -d)
 	on_exit "rm -rf $OUT"
 }
@@ -34,7 +29,7 @@ perf_setup() {
 perf_run() {
 	local t=$1 bin=$PWD/$B/bin/blue_$1 spid
 	shift
-	[ -x "$bin" ] || fail "$bin not built"
+	need_bins "$bin"
 	rm -f "$OUT/json"
 	# shellcheck disable=SC2086 # SRV_ARGS: options, split on purpose
 	ns_bg "$NS_A" spid timeout 60 "$bin" -d "$IF_A" --timeout 20 ${SRV_ARGS:-} \

@@ -32,11 +32,6 @@ rcd_setup() {
 }
 
 
-# stat NS IF NAME: packets `bluectl stats` counted under NAME.
-stat() {
-	ns_exec "$1" "$BLUECTL" stats "$2" | awk -v r="$3" '$1 == r { print $2 }'
-}
-
 # icmp_unreach NS: ICMP destination-unreachables sent plus UDP datagrams to no port.
 icmp_unreach() {
 	ns_exec "$1" nstat -saz IcmpOutDestUnreachs UdpNoPorts | awk '/^(Icmp|Udp)/ { s += $2 } END { print s + 0 }'
@@ -62,8 +57,8 @@ test_rc_device_all_ops() {
 	on_exit "rm -f $srv $cli $hold"
 	unreach_a=$(icmp_unreach "$NS_A")
 	unreach_b=$(icmp_unreach "$NS_B")
-	redirect_a=$(stat "$NS_A" "$IF_A" redirect)
-	pass_a=$(stat "$NS_A" "$IF_A" pass_non_udp)
+	redirect_a=$(ctl_stat "$NS_A" "$IF_A" redirect)
+	pass_a=$(ctl_stat "$NS_A" "$IF_A" pass_non_udp)
 
 	start_server "$srv" "$hold"
 	ns_exec "$NS_B" timeout 40 "$SMOKE" client "$IF_B" "$IP_A" --timeout-ms 10000 \
@@ -109,19 +104,19 @@ test_rc_device_all_ops() {
 	ns_exec "$NS_A" "$BLUECTL" qp list "$IF_A" | grep -q 'no QPs in use' || fail "qp list"
 
 	# XDP steered the RoCE frames and passed the CM's TCP to the kernel
-	echo "server side: redirect +$(($(stat "$NS_A" "$IF_A" redirect) - redirect_a))," \
-		"pass_non_udp +$(($(stat "$NS_A" "$IF_A" pass_non_udp) - pass_a))"
-	[ "$(($(stat "$NS_A" "$IF_A" redirect) - redirect_a))" -gt 1000 ] || fail "few redirects"
-	[ "$(($(stat "$NS_A" "$IF_A" pass_non_udp) - pass_a))" -gt 5 ] || fail "TCP not passed"
+	echo "server side: redirect +$(($(ctl_stat "$NS_A" "$IF_A" redirect) - redirect_a))," \
+		"pass_non_udp +$(($(ctl_stat "$NS_A" "$IF_A" pass_non_udp) - pass_a))"
+	[ "$(($(ctl_stat "$NS_A" "$IF_A" redirect) - redirect_a))" -gt 1000 ] || fail "few redirects"
+	[ "$(($(ctl_stat "$NS_A" "$IF_A" pass_non_udp) - pass_a))" -gt 5 ] || fail "TCP not passed"
 
 	# RoCE frames for the QPN that is gone are dropped in XDP and counted
 	if [ -x "$XSK_SEND" ]; then
 		local unknown_a
-		unknown_a=$(stat "$NS_A" "$IF_A" drop_unknown_qpn)
+		unknown_a=$(ctl_stat "$NS_A" "$IF_A" drop_unknown_qpn)
 		ns_exec "$NS_B" timeout 15 "$XSK_SEND" "$IF_B" --src-mac "$MAC_B" --dst-mac "$MAC_A" \
 			--src-ip "$IP_B" --dst-ip "$IP_A" --qpns "$qpn" --count 25 --payload 64 \
 			|| fail "xsk_send failed"
-		n=$(($(stat "$NS_A" "$IF_A" drop_unknown_qpn) - unknown_a))
+		n=$(($(ctl_stat "$NS_A" "$IF_A" drop_unknown_qpn) - unknown_a))
 		echo "frames to the destroyed QPN $qpn: drop_unknown_qpn +$n"
 		[ "$n" -eq 25 ] || fail "drop_unknown_qpn counted $n, want 25"
 	fi

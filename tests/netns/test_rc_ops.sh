@@ -41,29 +41,6 @@ show_logs() {
 	cat "$CLI_OUT"
 }
 
-# xfer_run SERVER_ARGS... -- CLIENT_ARGS...: the server in A (background), the client
-# in B, both bounded. Sets SRC and CRC (exit statuses); prints both logs.
-xfer_run() {
-	local sargs=() spid
-	while [ "$1" != "--" ]; do
-		sargs+=("$1")
-		shift
-	done
-	shift
-	ns_bg "$NS_A" spid timeout 100 "$XFER" -d "$IF_A" -T 20 "${sargs[@]}" >"$SRV_OUT" 2>&1
-	CRC=0
-	ns_exec "$NS_B" timeout 100 "$XFER" -d "$IF_B" -T 20 "$@" "$IP_A" >"$CLI_OUT" 2>&1 ||
-		CRC=$?
-	SRC=0
-	wait "$spid" || SRC=$?
-	show_logs
-}
-
-# xdp_stat NS IF REASON FIELD: FIELD 2 = packets, 3 = bytes, from `bluectl stats`.
-xdp_stat() {
-	ns_exec "$1" "$BLUECTL" stats "$2" | awk -v r="$3" -v f="$4" '$1 == r { print $f }'
-}
-
 # table_ok OP SIZE: the client's summary row for OP at SIZE says OK.
 table_ok() {
 	grep -Eq "^$1 +$2 +[0-9]+ +[0-9]+ .* OK$" "$CLI_OUT" || fail "no OK row for $1 at $2 B"
@@ -72,7 +49,7 @@ table_ok() {
 test_rc_ops_every_op_every_size() {
 	ops_setup
 	local op size bytes_a bytes_b sent read
-	xfer_run -- --op all --size 1,4K,1M,16M --verify --progress
+	xfer_ab -- --op all --size 1,4K,1M,16M --verify --progress
 	[ "$CRC" -eq 0 ] || fail "client exited $CRC"
 	[ "$SRC" -eq 0 ] || fail "server exited $SRC"
 	# 5 ops x 4 sizes + 2 atomics, and a latency round for each size up to 4 KiB
@@ -90,8 +67,8 @@ test_rc_ops_every_op_every_size() {
 	# The data really went through XDP: at 1 MiB and 16 MiB alone (64 + 8 WRs each,
 	# see blue_xfer's default iterations) SEND, SEND_IMM, WRITE and WRITE_IMM carry
 	# 4 x 192 MiB to the server and READ 192 MiB back to the client.
-	bytes_a=$(xdp_stat "$NS_A" "$IF_A" redirect 3)
-	bytes_b=$(xdp_stat "$NS_B" "$IF_B" redirect 3)
+	bytes_a=$(ctl_stat "$NS_A" "$IF_A" redirect 3)
+	bytes_b=$(ctl_stat "$NS_B" "$IF_B" redirect 3)
 	sent=$((4 * 192 * 1048576))
 	read=$((192 * 1048576))
 	echo "XDP redirect bytes: server end $bytes_a (>= $sent), client end $bytes_b (>= $read)"
@@ -172,7 +149,7 @@ test_rc_ops_checks_can_fail() {
 	# one WR per round corrupted after its checksum (or expected value) was taken:
 	# every round must fail, each on the side that owns the check
 	ops_setup
-	xfer_run -- --op all --size 4K --iters 50 --lat-iters 0 --verify --inject-mismatch
+	xfer_ab -- --op all --size 4K --iters 50 --lat-iters 0 --verify --inject-mismatch
 	[ "$CRC" -eq 1 ] || fail "client exited $CRC, want 1"
 	[ "$SRC" -eq 1 ] || fail "server exited $SRC, want 1"
 	grep -q '^RESULT: FAIL (0 of 7 rounds passed)$' "$CLI_OUT" || fail "not 0 of 7"
@@ -189,7 +166,7 @@ test_rc_ops_checks_can_fail() {
 
 test_rc_ops_peer_that_lives_is_a_failure() {
 	ops_setup
-	xfer_run -- --op write --size 4K --iters 100 --lat-iters 0 --expect-peer-death
+	xfer_ab -- --op write --size 4K --iters 100 --lat-iters 0 --expect-peer-death
 	[ "$CRC" -eq 1 ] || fail "client exited $CRC, want 1"
 	grep -q 'never died' "$CLI_OUT" || fail "no message saying the peer never died"
 }

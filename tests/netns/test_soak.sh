@@ -38,11 +38,6 @@ SOAK_SIZE=65536
 SOAK_ITERS=${SOAK_ITERS:-256}
 SOAK_BOUND=${SOAK_BOUND:-480}	# seconds for the whole transfer
 
-# hal_stat NS IF NAME: a HAL or engine counter from `bluectl stats`.
-hal_stat() {
-	ns_exec "$1" "$BLUECTL" stats "$2" | awk -v k="$3" '$1 == k { v = $2 } END { print v + 0 }'
-}
-
 # soak POLICY ACK_TIMEOUT DEPTH
 soak() {
 	local policy=$1 tmo=$2 depth=$3 f d fpid spid cpid crc=0 src=0 t0 secs bytes wrs gib
@@ -87,8 +82,8 @@ print("client QPs: %d in %s; %d retransmission events, %d packets resent, %d NAK
 	fault_stop "$fpid"
 	grep -E '^(send|read|cas|faa) +[0-9]+ B x' "$d/cli"
 	echo "blue_fault: $(grep -E '^all\.|sock_drop' "$d/fault" | awk '$2 != 0' | paste -sd' ')"
-	echo "rx lost at the sockets: server $(hal_stat "$FT_NS_A" "$FT_IF_A" rx_dropped)," \
-		"client $(hal_stat "$FT_NS_B" "$FT_IF_B" rx_dropped)"
+	echo "rx lost at the sockets: server $(ctl_stat "$FT_NS_A" "$FT_IF_A" rx_dropped)," \
+		"client $(ctl_stat "$FT_NS_B" "$FT_IF_B" rx_dropped)"
 	bytes=$((2 * SOAK_QPS * SOAK_ITERS * SOAK_SIZE))
 	gib=$(awk -v b="$bytes" 'BEGIN { printf "%.2f", b / 2^30 }')
 	if [ "$crc" -ne 0 ] || [ "$src" -ne 0 ]; then

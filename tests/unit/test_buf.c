@@ -23,39 +23,13 @@
 #include <unistd.h>
 
 #include <blue/blue.h>
+#include "tests/unit/huge_pool.h"
 #include "tests/unit/rc_fixture.h"
 
 #define MiB		((size_t)1 << 20)
-#define NR_HUGE		"/proc/sys/vm/nr_hugepages"
-#define FREE_HUGE	"/sys/kernel/mm/hugepages/hugepages-2048kB/free_hugepages"
-#define SURP_HUGE	"/sys/kernel/mm/hugepages/hugepages-2048kB/surplus_hugepages"
 /* 3 MiB and an odd tail: two 2 MiB pages, and a last page only partly used */
 #define HUGE_LEN	(3 * MiB + 12345)
 #define HUGE_PAGES	2
-
-static long read_long(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static int write_long(const char *path, long v)
-{
-	FILE *f = fopen(path, "we");
-	int err;
-
-	if (!f)
-		return -1;
-	err = fprintf(f, "%ld\n", v) < 0;
-	return fclose(f) || err ? -1 : 0;
-}
 
 /*
  * A "Name:   N kB" field of the smaps entry of the mapping that holds @p, or -1 when
@@ -102,79 +76,6 @@ static void check_buf(uint8_t *p, size_t len)
 			cr_assert_fail("byte %zu of %zu is %#x, not zero", i, len, p[i]);
 	rc_fill(p, len, (unsigned int)len);
 	cr_assert(rc_check(p, len, (unsigned int)len), "%zu bytes did not read back", len);
-}
-
-/*
- * vm.nr_hugepages is one number for the whole machine, and Criterion runs tests in
- * parallel: every test that reads or changes the pool holds this lock, from
- * huge_lock() to huge_fini(), and gives back exactly the pages it added (a plain
- * save-and-restore would undo a parallel test's raise, or leak its own).
- */
-#define HUGE_LOCK	"/run/lock/blue-test-hugepages.lock"
-
-static int lock_fd = -1;
-static long added;
-
-static void huge_lock(void)
-{
-	lock_fd = open(HUGE_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (lock_fd < 0)
-		lock_fd = open("/tmp/blue-test-hugepages.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	cr_assert_geq(lock_fd, 0, "lock file: %s", strerror(errno));
-	for (int i = 0; flock(lock_fd, LOCK_EX | LOCK_NB); i++) {
-		if (i == 1000) {
-			close(lock_fd);
-			lock_fd = -1;
-			cr_skip("another test held %s for 10 s", HUGE_LOCK);
-		}
-		usleep(10000);
-	}
-}
-
-/*
- * The persistent pool: nr_hugepages counts surplus pages too (pages still mapped when
- * a pool was lowered, which go away when unmapped), but writing it sets the former.
- */
-static long pool_size(void)
-{
-	long nr = read_long(NR_HUGE), surplus = read_long(SURP_HUGE);
-
-	return nr < 0 ? -1 : nr - (surplus > 0 ? surplus : 0);
-}
-
-static void huge_fini(void)
-{
-	long nr = pool_size();
-
-	if (added && (nr < added || write_long(NR_HUGE, nr - added)))
-		cr_log_error("could not give back the %ld hugetlb pages added", added);
-	added = 0;
-	unsetenv("BLUE_HUGEPAGES");
-	if (lock_fd >= 0)
-		close(lock_fd);	/* drops the lock */
-	lock_fd = -1;
-}
-
-/* Criterion 2.4 ends a skipped test without running its .fini: give the pages back first. */
-#define huge_skip(...) do { huge_fini(); cr_skip(__VA_ARGS__); } while (0)
-
-/* Add @need 2 MiB hugetlb pages to the pool (lock held), or skip saying why. */
-static void huge_reserve(long need)
-{
-	long nr = pool_size(), fr = read_long(FREE_HUGE);
-
-	if (nr < 0 || fr < 0)
-		huge_skip("this kernel has no 2 MiB hugetlb pages (%s)", FREE_HUGE);
-	if (write_long(NR_HUGE, nr + need))
-		huge_skip("cannot write %s: %s (not root?)", NR_HUGE, strerror(errno));
-	/* the kernel may find fewer free 2 MiB blocks than asked: count what it added */
-	added = pool_size() - nr;
-	if (added < 0)
-		added = 0;
-	fr = read_long(FREE_HUGE);
-	if (fr < need)
-		huge_skip("the kernel found %ld of %ld free 2 MiB blocks for vm.nr_hugepages",
-			fr, need);
 }
 
 Test(buf, bad_args_are_einval)
@@ -263,12 +164,7 @@ Test(buf, env_off_gives_4k_pages, .fini = huge_fini)
 
 	/* even with pages reserved (when the kernel has them), the knob wins */
 	huge_lock();
-	if (read_long(FREE_HUGE) >= 0 && pool_size() >= 0) {
-		long nr = pool_size();
-
-		if (!write_long(NR_HUGE, nr + HUGE_PAGES) && pool_size() > nr)
-			added = pool_size() - nr;
-	}
+	(void)huge_try_reserve(HUGE_PAGES);
 	setenv("BLUE_HUGEPAGES", "0", 1);
 	p = blue_buf_alloc(HUGE_LEN, &flags);
 	cr_assert_not_null(p, "%s", strerror(errno));

@@ -119,6 +119,9 @@ Test(compat_errors, bad_arguments, .init = quiet)
 	struct ibv_qp_attr a;
 	struct ibv_sge sge;
 	struct ibv_send_wr wr, *bad = NULL;
+	struct ibv_recv_wr rwr, *rbad = NULL;
+	struct ibv_sge rsge;
+	struct ibv_wc wc;
 	struct ibv_qp_ex *x;
 
 	cx_init(&fx, IBV_QP_EX_WITH_SEND);
@@ -157,10 +160,35 @@ Test(compat_errors, bad_arguments, .init = quiet)
 	cr_assert_eq(ibv_wr_complete(x), EINVAL);
 	/* wr_abort drops the batch: completing it afterwards posts nothing */
 	ibv_wr_start(x);
+	x->wr_id = 77;
+	x->wr_flags = IBV_SEND_SIGNALED;
 	ibv_wr_send(x);
 	ibv_wr_set_sge(x, fx.a.mr->lkey, (uintptr_t)fx.a.buf, 8);
 	ibv_wr_abort(x);
 	cr_assert_eq(ibv_wr_complete(x), 0);
+	/*
+	 * proof: a marker SEND of another length after it is the first thing B receives
+	 * and A completes; had the aborted SEND gone out it would have taken B's receive
+	 * (8 bytes) and completed first as wr_id 77
+	 */
+	rsge = (struct ibv_sge){ (uintptr_t)fx.b.buf, 64, fx.b.mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 90, .sg_list = &rsge, .num_sge = 1 };
+	cr_assert_eq(ibv_post_recv(fx.b.qp, &rwr, &rbad), 0);
+	ibv_wr_start(x);
+	x->wr_id = 78;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, fx.a.mr->lkey, (uintptr_t)fx.a.buf, 16);
+	cr_assert_eq(ibv_wr_complete(x), 0);
+	cx_wait(&fx, &fx.b, &wc);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.wr_id, 90);
+	cr_assert_eq(wc.byte_len, 16, "B received the aborted SEND (%u bytes)", wc.byte_len);
+	cx_wait(&fx, &fx.a, &wc);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.wr_id, 78, "A completed wr_id %llu first",
+		     (unsigned long long)wc.wr_id);
+	cr_assert_eq(ibv_poll_cq(ibv_cq_ex_to_cq(fx.a.cq), 1, &wc), 0, "A: one SEND only");
 	cx_fini(&fx);
 }
 

@@ -76,13 +76,34 @@ struct ibv_qp *cx_qp_create(struct cx_side *s, uint64_t send_ops)
 	return qp;
 }
 
-/* RESET -> INIT -> RTR -> RTS, as ibv_rc_pingpong does it (GID index 1). */
-static void qp_connect(struct cx_side *s, struct cx_side *peer, uint8_t depth)
+int cx_qp_rtr(struct cx_side *s, struct cx_side *peer, uint8_t dest)
 {
 	struct ibv_qp_attr a;
 	union ibv_gid dgid;
 
 	cr_assert_eq(ibv_query_gid(peer->ctx, 1, 1, &dgid), 0);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer->qp->qp_num;
+	a.rq_psn = 0x100;
+	a.max_dest_rd_atomic = dest;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = dgid;
+	a.ah_attr.grh.sgid_index = 1;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER);
+}
+
+/* RESET -> INIT -> RTR -> RTS, as ibv_rc_pingpong does it (GID index 1). */
+static void qp_connect(struct cx_side *s, struct cx_side *peer, uint8_t depth)
+{
+	struct ibv_qp_attr a;
+
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = 1;
@@ -90,21 +111,7 @@ static void qp_connect(struct cx_side *s, struct cx_side *peer, uint8_t depth)
 			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	cr_assert_eq(ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				   IBV_QP_ACCESS_FLAGS), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.rq_psn = 0x100;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = dgid;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	cr_assert_eq(ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-				   IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-				   IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER), 0);
+	cr_assert_eq(cx_qp_rtr(s, peer, 4), 0);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 0x100;

@@ -40,6 +40,9 @@ void cx_init_noqp(struct cx_fx *fx);
 void cx_init(struct cx_fx *fx, uint64_t send_ops);
 /* An RC QP on @s (ibv_create_qp_ex with @send_ops; 0: plain ibv_create_qp), RESET. */
 struct ibv_qp *cx_qp_create(struct cx_side *s, uint64_t send_ops);
+/* @s's QP (in INIT) to RTR against @peer's, GID index 1, with @dest responder
+ * resources. Return: ibv_modify_qp's. */
+int cx_qp_rtr(struct cx_side *s, struct cx_side *peer, uint8_t dest);
 /* Both QPs (made by the caller) to RTS against each other, GID index 1. */
 void cx_connect(struct cx_fx *fx);
 /* Everything destroyed through the verbs API, asserting success. */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tests/unit/rc_fixture.h"
 #include "tests/unit/test_compat_fx.h"
 
 #define NREADS	40	/* more than twice the device's depth of 16 */
@@ -91,8 +92,8 @@ Test(compat_qp, initiator_depth_is_clamped_to_the_device, .init = logs_on)
 	cr_assert_eq(qa.max_dest_rd_atomic, 4, "the responder side is what was asked");
 
 	/* more READs than the depth, posted at once: each completes with the bytes */
-	for (i = 0; i < CX_BUF / 2; i++)
-		fx.b.buf[i] = (uint8_t)(i * 13 + 5);
+	/* a pattern that does not repeat every 256 bytes: a misplaced chunk shows */
+	rc_fill(fx.b.buf, CX_BUF / 2, 401);
 	memset(fx.a.buf, 0, CX_BUF);
 	memset(wr, 0, sizeof(wr));
 	for (i = 0; i < NREADS; i++) {
@@ -123,30 +124,8 @@ Test(compat_qp, initiator_depth_is_clamped_to_the_device, .init = logs_on)
 		cr_assert_eq(wc[i].opcode, IBV_WC_RDMA_READ);
 	}
 	cr_assert_arr_eq(fx.a.buf, fx.b.buf, NREADS * RLEN);
+	cr_assert(rc_check(fx.a.buf, NREADS * RLEN, 401), "READ bytes out of place");
 	cx_fini(&fx);
-}
-
-/* INIT, then RTR with @dest responder resources against @peer. Return: ibv_modify_qp's. */
-static int to_rtr(struct cx_side *s, struct cx_side *peer, uint8_t dest)
-{
-	struct ibv_qp_attr a;
-	union ibv_gid dgid;
-
-	cr_assert_eq(ibv_query_gid(peer->ctx, 1, 1, &dgid), 0);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = peer->qp->qp_num;
-	a.max_dest_rd_atomic = dest;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = dgid;
-	a.ah_attr.grh.sgid_index = 1;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.port_num = 1;
-	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER);
 }
 
 Test(compat_qp, responder_resources_are_not_clamped, .init = logs_on)
@@ -169,7 +148,7 @@ Test(compat_qp, responder_resources_are_not_clamped, .init = logs_on)
 	cr_assert_eq(ibv_modify_qp(fx.a.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 				   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS), 0);
 	capture_begin(&cap);
-	cr_assert_eq(to_rtr(&fx.a, &fx.b, 128), EINVAL);
+	cr_assert_eq(cx_qp_rtr(&fx.a, &fx.b, 128), EINVAL);
 	err = capture_end(&cap);
 	fputs(err, stderr);
 	cr_assert_not_null(strstr(err, "max_dest_rd_atomic 128"), "no reason given: %s", err);
@@ -177,7 +156,7 @@ Test(compat_qp, responder_resources_are_not_clamped, .init = logs_on)
 	cr_assert_eq(ibv_query_qp(fx.a.qp, &a, IBV_QP_STATE, &ia), 0);
 	cr_assert_eq(a.qp_state, IBV_QPS_INIT, "a refused modify changes nothing");
 	/* the same at the device's limit is taken, and reported as given */
-	cr_assert_eq(to_rtr(&fx.a, &fx.b, (uint8_t)da.max_qp_rd_atom), 0);
+	cr_assert_eq(cx_qp_rtr(&fx.a, &fx.b, (uint8_t)da.max_qp_rd_atom), 0);
 	cr_assert_eq(ibv_query_qp(fx.a.qp, &a, IBV_QP_MAX_DEST_RD_ATOMIC, &ia), 0);
 	cr_assert_eq(a.max_dest_rd_atomic, da.max_qp_rd_atom);
 	cx_fini(&fx);

@@ -7,22 +7,18 @@
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <poll.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "afxdp_hal/hal.h"
+#include "tests/unit/rc_fixture.h"
 #include "tests/unit/test_compat_fx.h"
 
 #define ALL_OPS (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 		 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 		 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
 		 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
-
-static void fill(uint8_t *p, size_t n, uint8_t seed)
-{
-	for (size_t i = 0; i < n; i++)
-		p[i] = (uint8_t)(seed + i * 7);
-}
 
 static void post_recv(struct cx_side *s, uint64_t wr_id, size_t off, uint32_t len)
 {
@@ -48,7 +44,7 @@ Test(compat_verbs, wr_api_write_then_read)
 	cx_init(&fx, ALL_OPS);
 	x = ibv_qp_to_qp_ex(fx.a.qp);
 	cr_assert_not_null(x);
-	fill(fx.a.buf, 4096, 3);
+	rc_fill(fx.a.buf, 4096, 301);
 	ibv_wr_start(x);
 	x->wr_id = 11;
 	x->wr_flags = IBV_SEND_SIGNALED;
@@ -58,6 +54,7 @@ Test(compat_verbs, wr_api_write_then_read)
 	cx_wait(&fx, &fx.a, &wc);
 	expect(&wc, 11, IBV_WC_RDMA_WRITE);
 	cr_assert_arr_eq(fx.b.buf + 100, fx.a.buf, 4096);
+	cr_assert(rc_check(fx.b.buf + 100, 4096, 301), "B's bytes are not A's pattern");
 
 	/* read it back into A's second half, in two SGEs */
 	ibv_wr_start(x);
@@ -74,6 +71,7 @@ Test(compat_verbs, wr_api_write_then_read)
 	expect(&wc, 12, IBV_WC_RDMA_READ);
 	cr_assert_eq(wc.byte_len, 4096);
 	cr_assert_arr_eq(fx.a.buf + 4096, fx.a.buf, 4096);
+	cr_assert(rc_check(fx.a.buf + 4096, 4096, 301), "read back out of order");
 	cx_fini(&fx);
 }
 
@@ -87,7 +85,7 @@ Test(compat_verbs, wr_api_write_imm_and_send_imm)
 	x = ibv_qp_to_qp_ex(fx.a.qp);
 	post_recv(&fx.b, 21, 0, 0);
 	post_recv(&fx.b, 22, 4096, 512);
-	fill(fx.a.buf, 512, 9);
+	rc_fill(fx.a.buf, 512, 302);
 	ibv_wr_start(x);
 	x->wr_id = 1;
 	x->wr_flags = IBV_SEND_SIGNALED;
@@ -112,6 +110,8 @@ Test(compat_verbs, wr_api_write_imm_and_send_imm)
 	cr_assert_eq(ntohl(wc.imm_data), 0x1234);
 	cr_assert_arr_eq(fx.b.buf + 1024, fx.a.buf, 256);
 	cr_assert_arr_eq(fx.b.buf + 4096, fx.a.buf, 512);
+	cr_assert(rc_check(fx.b.buf + 1024, 256, 302));
+	cr_assert(rc_check(fx.b.buf + 4096, 512, 302));
 	cx_fini(&fx);
 }
 
@@ -128,7 +128,7 @@ Test(compat_verbs, wr_api_inline_is_copied_at_set)
 	x = ibv_qp_to_qp_ex(fx.a.qp);
 	post_recv(&fx.b, 31, 0, 256);
 	post_recv(&fx.b, 32, 256, 256);
-	fill(msg, sizeof(msg), 5);
+	rc_fill(msg, sizeof(msg), 303);
 	memcpy(want, msg, sizeof(msg));
 	ibv_wr_start(x);
 	x->wr_id = 3;
@@ -147,9 +147,11 @@ Test(compat_verbs, wr_api_inline_is_copied_at_set)
 	expect(&wc, 31, IBV_WC_RECV);
 	cr_assert_eq(wc.byte_len, 100);
 	cr_assert_arr_eq(fx.b.buf, want, 100);
+	cr_assert(rc_check(fx.b.buf, 100, 303));
 	cx_wait(&fx, &fx.b, &wc);
 	expect(&wc, 32, IBV_WC_RECV);
 	cr_assert_arr_eq(fx.b.buf + 256, want, 100);
+	cr_assert(rc_check(fx.b.buf + 256, 100, 303));
 	cx_fini(&fx);
 }
 
@@ -199,7 +201,7 @@ Test(compat_verbs, post_send_list_and_poll_cq)
 
 	cx_init(&fx, 0);
 	cr_assert_null(ibv_qp_to_qp_ex(fx.a.qp), "a plain QP has no extended send API");
-	fill(fx.a.buf, 3000, 1);
+	rc_fill(fx.a.buf, 3000, 304);
 	memset(wr, 0, sizeof(wr));
 	for (i = 0; i < 3; i++) {
 		sge[i] = (struct ibv_sge){ (uintptr_t)fx.a.buf + i * 1000u, 1000, fx.a.mr->lkey };
@@ -224,6 +226,7 @@ Test(compat_verbs, post_send_list_and_poll_cq)
 	for (i = 0; i < 3; i++)
 		expect(&wc[i], 50 + (uint64_t)i, IBV_WC_RDMA_WRITE);
 	cr_assert_arr_eq(fx.b.buf + 4000, fx.a.buf, 3000);
+	cr_assert(rc_check(fx.b.buf + 4000, 3000, 304));
 	cx_fini(&fx);
 }
 
@@ -260,7 +263,7 @@ Test(compat_verbs, progress_thread_serves_a_passive_peer)
 	int n = 0, i;
 
 	cx_init(&fx, 0);
-	fill(fx.a.buf, 2048, 4);
+	rc_fill(fx.a.buf, 2048, 305);
 	sge = (struct ibv_sge){ (uintptr_t)fx.a.buf, 2048, fx.a.mr->lkey };
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = 60;
@@ -281,6 +284,7 @@ Test(compat_verbs, progress_thread_serves_a_passive_peer)
 	cr_assert_eq(n, 1, "no completion: B's engine did not run");
 	expect(&wc, 60, IBV_WC_RDMA_WRITE);
 	cr_assert_arr_eq(fx.b.buf, fx.a.buf, 2048);
+	cr_assert(rc_check(fx.b.buf, 2048, 305));
 	cx_fini(&fx);
 }
 
@@ -295,6 +299,7 @@ Test(compat_verbs, completion_channel_events)
 	struct ibv_send_wr wr, *bad = NULL;
 	struct ibv_recv_wr rwr, *rbad = NULL;
 	struct ibv_wc wc;
+	struct pollfd pfd;
 	void *ev_ctx = NULL;
 	int tag = 7;
 
@@ -323,7 +328,7 @@ Test(compat_verbs, completion_channel_events)
 	rwr = (struct ibv_recv_wr){ .wr_id = 70, .sg_list = &sge, .num_sge = 1 };
 	cr_assert_eq(ibv_post_recv(fx.b.qp, &rwr, &rbad), 0);
 	cr_assert_eq(ibv_req_notify_cq(rcq, 0), 0);
-	fill(fx.a.buf, 64, 8);
+	rc_fill(fx.a.buf, 64, 306);
 	sge = (struct ibv_sge){ (uintptr_t)fx.a.buf, 64, fx.a.mr->lkey };
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = 71;
@@ -332,7 +337,10 @@ Test(compat_verbs, completion_channel_events)
 	wr.opcode = IBV_WR_SEND;
 	wr.send_flags = IBV_SEND_SIGNALED;
 	cr_assert_eq(ibv_post_send(fx.a.qp, &wr, &bad), 0);
-	/* blocks until the event: A's ACK and completion come from A's thread */
+	/* the wait is bounded here: ibv_get_cq_event() itself has no timeout */
+	pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+	cr_assert_gt(poll(&pfd, 1, CX_WAIT_MS), 0, "the channel fd never became readable");
+	/* A's ACK and completion come from A's thread */
 	cr_assert_eq(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), 0);
 	cr_assert_eq(ev_cq, rcq);
 	cr_assert_eq(ev_ctx, &tag);
@@ -340,6 +348,7 @@ Test(compat_verbs, completion_channel_events)
 	cr_assert_eq(ibv_poll_cq(rcq, 1, &wc), 1);
 	expect(&wc, 70, IBV_WC_RECV);
 	cr_assert_arr_eq(fx.b.buf, fx.a.buf, 64);
+	cr_assert(rc_check(fx.b.buf, 64, 306));
 	cx_wait(&fx, &fx.a, &wc);
 	expect(&wc, 71, IBV_WC_SEND);
 	cr_assert_eq(ibv_destroy_qp(fx.b.qp), 0);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "afxdp_hal/umem.h"
+#include "tests/unit/huge_pool.h"
 
 #define CHUNK	4096u
 #define FRAMES	64u
@@ -38,8 +39,8 @@ Test(umem, split_pairs_are_adjacent_and_disjoint_from_rx, .fini = fini)
 		cr_assert_lt(rx[i], (uint64_t)FRAMES / 2 * CHUNK, "RX frame %#lx in the TX half",
 			     (unsigned long)rx[i]);
 	for (i = 0; i < ntx; i++) {
-		cr_assert_geq(tx[i], u.tx_base);
-		cr_assert_eq((tx[i] - u.tx_base) % (2 * CHUNK), 0, "pair %#lx not aligned",
+		cr_assert_geq(tx[i], u.tx_pairs.base);
+		cr_assert_eq((tx[i] - u.tx_pairs.base) % (2 * CHUNK), 0, "pair %#lx not aligned",
 			     (unsigned long)tx[i]);
 		cr_assert_leq(tx[i] + 2 * CHUNK, u.size, "pair runs past the UMEM");
 		for (j = 0; j < i; j++)
@@ -86,14 +87,42 @@ Test(umem, split_refuses_bad_layouts, .fini = fini)
 	cr_assert_eq(blue_umem_split_tx(&u, FRAMES / 2), -EINVAL, "split twice");
 }
 
-Test(umem, hugepages_fall_back_quietly, .fini = fini)
+#define HUGE_AREA_PAGES	((long)((size_t)FRAMES * 8 * CHUNK / HUGE_2M_BYTES))
+
+static void huge_area_fini(void)
 {
+	blue_umem_fini(&u);
+	huge_fini();
+}
+
+Test(umem, hugepages_fall_back_quietly, .fini = huge_area_fini)
+{
+	bool free_pages;
+
 	/* whatever vm.nr_hugepages holds, the area exists and says which pages it got */
+	huge_lock();
+	free_pages = read_long(FREE_HUGE) >= HUGE_AREA_PAGES;
 	cr_assert_eq(blue_umem_init_ex(&u, FRAMES * 8, CHUNK, true), 0);
 	cr_assert_not_null(u.area);
+	cr_assert_eq(u.hugepages, free_pages, "hugepages %d with %ld free 2 MiB pages",
+		     u.hugepages, read_long(FREE_HUGE));
 	memset(u.area, 0xa5, u.size);
 	blue_umem_fini(&u);
 	cr_assert_eq(blue_umem_init_ex(&u, 0, CHUNK, true), -EINVAL);
+}
+
+Test(umem, hugepages_when_reserved, .fini = huge_area_fini)
+{
+	huge_lock();
+	huge_reserve(HUGE_AREA_PAGES);
+	cr_assert_eq(blue_umem_init_ex(&u, FRAMES * 8, CHUNK, true), 0);
+	cr_assert(u.hugepages, "%ld 2 MiB pages reserved, but the UMEM got 4 KiB pages",
+		  HUGE_AREA_PAGES);
+	memset(u.area, 0xa5, u.size);
+	/* and without asking for them, none */
+	blue_umem_fini(&u);
+	cr_assert_eq(blue_umem_init_ex(&u, FRAMES * 8, CHUNK, false), 0);
+	cr_assert_not(u.hugepages);
 }
 
 /* A TX-only UMEM (hal_rate's sender) is all pairs, from address 0: their completions must

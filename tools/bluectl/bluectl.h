@@ -36,6 +36,8 @@ struct snap {
 	struct blue_stat xdp[BLUE_STAT__MAX];	/* summed over CPUs */
 	struct blue_dev_stats ds;		/* summed over queues (ds_sum_queues) */
 	__u32 queue_owner[BLUE_MAX_QUEUES];	/* the pid serving each queue, or 0 */
+	__u32 live_queues;			/* bit q: queue_owner[q] still runs */
+	bool owner_alive;			/* ds.owner_pid still runs */
 	struct blue_diag_cfg diag;
 	struct blue_qp_ctx *qps;		/* the slots in use, sorted by peer, then QPN */
 	unsigned int nqps;

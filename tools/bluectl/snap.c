@@ -6,6 +6,7 @@
  * and each 64-bit counter is copied once and the commands work on the copy.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -79,10 +80,17 @@ static int by_peer(const void *a, const void *b)
 	return x->qpn < y->qpn ? -1 : x->qpn > y->qpn;
 }
 
+/* The pid in dev_stats still runs (a crash leaves it set until the next open). */
+static bool pid_alive(__u32 pid)
+{
+	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
 /*
  * One dev_stats entry per netdev queue, each written by the context that serves it:
  * the device is their sum. Everything after published_ns is a __u64 counter (hal, eng,
- * histograms), so the sum runs over them as such. owner_pid is the lowest queue's.
+ * histograms), so the sum runs over them as such. owner_pid is the first queue owner
+ * still running, else the lowest queue's last owner (a crash leaves it set), else 0.
  */
 static void ds_sum_queues(struct snap *s, const struct blue_dev_stats *ds)
 {
@@ -95,13 +103,20 @@ static void ds_sum_queues(struct snap *s, const struct blue_dev_stats *ds)
 	_Static_assert((sizeof(struct blue_dev_stats) - offsetof(struct blue_dev_stats, hal)) %
 		       sizeof(__u64) == 0, "dev_stats counters are __u64");
 	memset(&s->ds, 0, sizeof(s->ds));
+	_Static_assert(BLUE_MAX_QUEUES <= 32, "live_queues is a 32-bit mask");
 	for (q = 0; q < BLUE_MAX_QUEUES; q++) {
 		const struct blue_dev_stats *e = &ds[q];
 		const __u64 *v = (const __u64 *)((const uint8_t *)e + off);
 
 		s->queue_owner[q] = e->owner_pid;
-		if (!s->ds.owner_pid)
+		if (pid_alive(e->owner_pid)) {
+			s->live_queues |= 1u << q;
+			if (!s->owner_alive)
+				s->ds.owner_pid = e->owner_pid;
+			s->owner_alive = true;
+		} else if (e->owner_pid && !s->ds.owner_pid) {
 			s->ds.owner_pid = e->owner_pid;
+		}
 		s->ds.opens += e->opens;
 		if (e->published_ns > s->ds.published_ns)
 			s->ds.published_ns = e->published_ns;

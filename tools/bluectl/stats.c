@@ -4,8 +4,6 @@
  * runtime publishes in dev_stats: the HAL's ring counters, the engine's counters, the
  * diagnostics switch and the timing histograms.
  */
-#include <errno.h>
-#include <signal.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -30,6 +28,12 @@ const struct dev_field hal_fields[] = {
 	  "frames lost at the socket: RX ring full or no fill frame"),
 	H(frame_errors, false, "blue_hal_frame_errors_total",
 	  "double frees and foreign frames refused"),
+	H(rx_multibuf, false, "blue_hal_rx_multibuf_total",
+	  "packets that came in several descriptors (AF_XDP multi-buffer)"),
+	H(tx_multibuf, false, "blue_hal_tx_multibuf_total",
+	  "packets sent as several descriptors (AF_XDP multi-buffer)"),
+	H(busy_polls, false, "blue_hal_busy_polls_total",
+	  "syscalls that ran the NAPI loop instead of sleeping (BLUE_BUSY_POLL)"),
 	H(frames_total, true, "blue_hal_umem_frames", "frames in the UMEM"),
 	H(frames_free, true, "blue_hal_umem_frames_free", "UMEM frames in the free pool"),
 };
@@ -96,17 +100,6 @@ static void hist_text(FILE *f, const char *name, const struct blue_hist *h)
 		p50 == ~0ull ? 1e99 : (double)p50 / 1e3, p99 == ~0ull ? 1e99 : (double)p99 / 1e3);
 }
 
-/* The pid in dev_stats still runs (a crash leaves it set until the next open). */
-static bool pid_alive(__u32 pid)
-{
-	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
-}
-
-static bool owner_alive(const struct blue_dev_stats *ds)
-{
-	return pid_alive(ds->owner_pid);
-}
-
 static bool hists_empty(const struct snap *s)
 {
 	unsigned int op;
@@ -130,7 +123,7 @@ void stats_print_text(const struct snap *s, FILE *f)
 			(unsigned long long)s->xdp[r].pkts, (unsigned long long)s->xdp[r].bytes);
 
 	fputc('\n', f);
-	if (ds->owner_pid && !owner_alive(ds))
+	if (ds->owner_pid && !s->owner_alive)
 		fprintf(f, "device: not open (pid %u exited without closing it); counters as last "
 			"published\n", ds->owner_pid);
 	else if (ds->owner_pid)
@@ -142,13 +135,9 @@ void stats_print_text(const struct snap *s, FILE *f)
 	else
 		fprintf(f, "device: never opened since attach\n");
 	/* beyond queue 0 (BLUE_QUEUE, blue_open_device_queue): who serves each queue */
-	for (i = 1; i < BLUE_MAX_QUEUES && !pid_alive(s->queue_owner[i]); i++)
-		;
-	if (i < BLUE_MAX_QUEUES)
-		for (i = 0; i < BLUE_MAX_QUEUES; i++)
-			if (pid_alive(s->queue_owner[i]))
-				fprintf(f, "device: queue %u open by pid %u\n", i,
-					s->queue_owner[i]);
+	for (i = 0; i < BLUE_MAX_QUEUES && (s->live_queues & ~1u); i++)
+		if (s->live_queues & (1u << i))
+			fprintf(f, "device: queue %u open by pid %u\n", i, s->queue_owner[i]);
 	fprintf(f, "hal (AF_XDP rings)\n");
 	for (i = 0; i < n_hal_fields; i++)
 		fprintf(f, "  %-20s %14llu\n", hal_fields[i].name,
@@ -201,7 +190,7 @@ void stats_json_body(struct jw *w, const struct snap *s)
 	jw_obj_end(w);
 	jw_obj(w, "device");
 	jw_u64(w, "owner_pid", ds->owner_pid);
-	jw_bool(w, "owner_alive", owner_alive(ds));
+	jw_bool(w, "owner_alive", s->owner_alive);
 	jw_u64(w, "opens", ds->opens);
 	jw_u64(w, "published_ns", ds->published_ns);
 	jw_obj_end(w);

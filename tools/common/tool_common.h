@@ -2,7 +2,7 @@
 /*
  * Small helpers shared by the tools (blue_xfer, the perftest-style benchmarks) and the
  * benchmark programs under tests/bench: option numbers, the monotonic clock, this
- * process's CPU time, bounded waits on a socket, and sorting for percentiles. Linked in
+ * process's CPU time, bounded waits and whole-buffer I/O on a socket, and sorting for percentiles. Linked in
  * as $(B)/lib/libbluetoolcommon.a (the Makefile's TCOMMON_A).
  */
 #ifndef BLUE_TOOL_COMMON_H
@@ -37,6 +37,12 @@ double tool_cpu_cores(double cpu0, uint64_t t0);
  * Return: 0, -ETIMEDOUT, or -errno.
  */
 int tool_poll_wait(int fd, short ev, uint64_t deadline);
+/*
+ * All @len bytes to / from the stream socket @fd by @deadline (tool_now_ns()).
+ * Return: 0, -ETIMEDOUT, -ECONNRESET when the peer closed (receive), or -errno.
+ */
+int tool_send_all(int fd, const void *buf, size_t len, uint64_t deadline);
+int tool_recv_all(int fd, void *buf, size_t len, uint64_t deadline);
 
 /* qsort comparators, ascending. */
 int tool_cmp_u64(const void *a, const void *b);

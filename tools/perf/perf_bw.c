@@ -248,7 +248,7 @@ static int top_up_recv(struct perf_ctx *c)
 
 int perf_bw_server(struct perf_ctx *c, const struct perf_msg *start)
 {
-	uint32_t size = start->size, crc = 0;
+	uint32_t size = start->size, crc = 0, got;
 	struct perf_msg m = { .type = PM_READY }, end = { 0 };
 	struct blue_wc wc[POLL_BATCH];
 	uint64_t t0, now, last, rx = 0;
@@ -314,17 +314,18 @@ int perf_bw_server(struct perf_ctx *c, const struct perf_msg *start)
 		}
 	}
 	m = (struct perf_msg){ .type = PM_VERDICT, .size = size, .crc = crc,
-			       .cpu_milli = (uint64_t)((tool_cpu_s() - cpu0) * 1e12 /
-						       (double)(tool_now_ns() - t0)) };
+			       .cpu_milli = (uint64_t)(tool_cpu_cores(cpu0, t0) * 1000) };
+	/* one pass over the memory: written by the client, or the READ source unchanged */
+	got = crc_slices(c, size);
 	if (c->t->recv && rx != end.count) {
 		m.status = EIO;
 		snprintf(m.reason, sizeof(m.reason), "%" PRIu64 " messages received, the client "
 			 "sent %" PRIu64, rx, end.count);
-	} else if (c->t->op != BLUE_WR_RDMA_READ && crc_slices(c, size) != end.crc) {
+	} else if (c->t->op != BLUE_WR_RDMA_READ && got != end.crc) {
 		m.status = EIO;
 		snprintf(m.reason, sizeof(m.reason), "CRC-32 0x%08x of the memory written, the "
-			 "client sent 0x%08x", crc_slices(c, size), end.crc);
-	} else if (c->t->op == BLUE_WR_RDMA_READ && crc_slices(c, size) != crc) {
+			 "client sent 0x%08x", got, end.crc);
+	} else if (c->t->op == BLUE_WR_RDMA_READ && got != crc) {
 		m.status = EIO;
 		snprintf(m.reason, sizeof(m.reason), "a READ source changed");
 	}
@@ -332,6 +333,6 @@ int perf_bw_server(struct perf_ctx *c, const struct perf_msg *start)
 		fprintf(stderr, "data check failed: %s\n", m.reason);
 	else
 		printf(" server: %u B x %" PRIu64 ": data verified (CRC-32 0x%08x)\n", size,
-		       end.count, crc_slices(c, size));
+		       end.count, got);
 	return perf_msg_send(c, &m) || m.status ? -1 : 0;
 }

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include <sys/socket.h>
 
 #include "tools/perf/perf.h"
 
@@ -28,48 +27,12 @@ struct params_wire {
 
 static int send_all(struct perf_ctx *c, const void *buf, size_t len)
 {
-	uint64_t dl = tool_now_ns() + c->tmo_ns;
-	const uint8_t *p = buf;
-	ssize_t n;
-	int err;
-
-	while (len) {
-		err = tool_poll_wait(c->fd, POLLOUT, dl);
-		if (err)
-			return err;
-		n = send(c->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return tool_send_all(c->fd, buf, len, tool_now_ns() + c->tmo_ns);
 }
 
 static int recv_all(struct perf_ctx *c, void *buf, size_t len)
 {
-	uint64_t dl = tool_now_ns() + c->tmo_ns;
-	uint8_t *p = buf;
-	ssize_t n;
-	int err;
-
-	while (len) {
-		err = tool_poll_wait(c->fd, POLLIN, dl);
-		if (err)
-			return err;
-		n = recv(c->fd, p, len, MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			return -ECONNRESET;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	return tool_recv_all(c->fd, buf, len, tool_now_ns() + c->tmo_ns);
 }
 
 int perf_msg_send(struct perf_ctx *c, const struct perf_msg *m)

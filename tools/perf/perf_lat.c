@@ -290,8 +290,7 @@ int perf_lat_server(struct perf_ctx *c, const struct perf_msg *start)
 	if (drain(c, &st))
 		return -1;
 	m = (struct perf_msg){ .type = PM_VERDICT, .size = size,
-			       .cpu_milli = (uint64_t)((tool_cpu_s() - cpu0) * 1e12 /
-						       (double)(tool_now_ns() - t0)) };
+			       .cpu_milli = (uint64_t)(tool_cpu_cores(cpu0, t0) * 1000) };
 	if (c->t->pingpong) {
 		m.crc = perf_crc(0, buf + c->half, size);
 		if (i != end.count)
