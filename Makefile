@@ -4,7 +4,7 @@
 #   make test       deps + build + every test        (SAN=1: under ASan+UBSan)
 #   make demo       deps + build + the main demo
 #   make bench      deps + build + benchmarks
-#   make fuzz       the receive-path fuzzer for FUZZ_SECONDS (default 60)
+#   make fuzz       every fuzz target for FUZZ_SECONDS each (default 60)
 #   make install PREFIX=/usr/local
 #   V=1             show full commands
 .DELETE_ON_ERROR:
@@ -92,7 +92,7 @@ COMPAT_LIBS := $(B)/compat/libibverbs.so.1 $(B)/compat/librdmacm.so.1 \
                $(B)/compat/libmlx5.so.1 $(B)/compat/libefa.so.1
 XDPT_BIN    := $(B)/tests/xdp
 
-.PHONY: all deps test demo bench install clean fuzz fuzz-seeds compat
+.PHONY: all deps test demo bench install clean fuzz fuzz-merge fuzz-seeds compat
 all: $(BPF_OBJS) $(SKELS) $(LIBBLUE_A) $(LIBBLUE_SO) $(LIBLOADER_A) $(TOOLS) \
      $(if $(UNIT_SRCS),$(UNIT_BIN)) $(if $(XDPT_SRCS),$(XDPT_BIN)) $(TPROGS) compat
 
@@ -207,21 +207,30 @@ $(B)/bpf:
 	@mkdir -p $@
 
 # --- fuzzing ------------------------------------------------------------------
-# libFuzzer (clang, libclang-rt-14-dev) with ASan+UBSan: the harness and every library
-# source built with the same sanitizer flags under $(B)/fuzz/. `make fuzz` runs it for
-# FUZZ_SECONDS on $(B)/fuzz/corpus/rx, seeded from the tree's corpus (never written back).
+# libFuzzer (clang, libclang-rt-14-dev) with ASan+UBSan. Every tests/fuzz/fuzz_NAME.c is
+# one target, $(B)/fuzz/fuzz_NAME: the harness and every library source built with the
+# same sanitizer flags under $(B)/fuzz/, plus the sources a target lists in
+# FUZZ_EXTRA_fuzz_NAME (tools code that libblue does not hold). `make fuzz` runs each
+# target for FUZZ_SECONDS on $(B)/fuzz/corpus/NAME, seeded from tests/fuzz/corpus/NAME
+# (never written back; `make fuzz-merge` adds what a run found to the tree's corpus).
+# FUZZ_TARGETS=NAME... runs some of them.
 FUZZ_SECONDS ?= 60
 FUZZ_CC      ?= clang
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -g -O1 -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE $(FUZZ_SAN)
-FUZZ_OBJS    := $(LIB_SRCS:%.c=$(B)/fuzz/obj/%.o) $(B)/fuzz/obj/tests/fuzz/fuzz_rx.o
+FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(B)/fuzz/obj/%.o)
+FUZZ_ALL     := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_TARGETS ?= $(FUZZ_ALL)
+FUZZ_FLAGS   := -timeout=10 -max_len=4096 -len_control=0
 
 $(B)/fuzz/obj/%.o: %.c $(SKELS)
 	@mkdir -p $(@D)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(B)/fuzz/fuzz_rx: $(FUZZ_OBJS)
+.SECONDEXPANSION:
+$(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS) \
+		$$(patsubst %.c,$(B)/fuzz/obj/%.o,$$(FUZZ_EXTRA_fuzz_$$*))
 	$(call msg,FUZZ-LD,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
@@ -229,13 +238,23 @@ $(B)/fuzz/gen_seeds: $(B)/obj/tests/fuzz/gen_seeds.o $(LIBTEST_A) $(LIBBLUE_A)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-fuzz: $(B)/fuzz/fuzz_rx
-	$(Q)mkdir -p $(B)/fuzz/corpus/rx
-	$(Q)cp -f tests/fuzz/corpus/rx/* $(B)/fuzz/corpus/rx/
-	$(Q)UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(B)/fuzz/fuzz_rx \
-		-max_total_time=$(FUZZ_SECONDS) -timeout=10 -max_len=4096 -len_control=0 \
-		-print_final_stats=1 \
-		-artifact_prefix=$(B)/fuzz/ $(B)/fuzz/corpus/rx
+fuzz: $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
+	$(Q)set -e; for t in $(FUZZ_TARGETS); do \
+		echo "== fuzz_$$t: $(FUZZ_SECONDS) s"; \
+		mkdir -p $(B)/fuzz/corpus/$$t; \
+		if [ -d tests/fuzz/corpus/$$t ]; then cp -f tests/fuzz/corpus/$$t/* $(B)/fuzz/corpus/$$t/ 2>/dev/null || true; fi; \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(B)/fuzz/fuzz_$$t \
+			-max_total_time=$(FUZZ_SECONDS) $(FUZZ_FLAGS) -print_final_stats=1 \
+			-artifact_prefix=$(B)/fuzz/fuzz_$$t- $(B)/fuzz/corpus/$$t; \
+	done
+
+# Add to the tree's corpus the inputs of the last `make fuzz` that reach new coverage
+# (libFuzzer -merge=1 keeps the smallest set; the tree's files stay).
+fuzz-merge: $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
+	$(Q)set -e; for t in $(FUZZ_TARGETS); do \
+		mkdir -p tests/fuzz/corpus/$$t $(B)/fuzz/corpus/$$t; \
+		$(B)/fuzz/fuzz_$$t -merge=1 tests/fuzz/corpus/$$t $(B)/fuzz/corpus/$$t; \
+	done
 
 # Rewrite the seed corpus in the tree (templates per opcode, rxe captures).
 fuzz-seeds: $(B)/fuzz/gen_seeds
