@@ -187,8 +187,10 @@ $(LIBTEST_A): $(TLIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# the compat objects too: tests/unit/test_compat_*.c drive the verbs layer in-process
-$(UNIT_BIN): $(UNIT_OBJS) $(LIBTEST_A) $(COMPAT_OBJS) $(LIBBLUE_A)
+# the compat objects too: tests/unit/test_compat_*.c drive the verbs layer in-process;
+# and bluectl's HTTP request parser (tests/unit/test_http_req.c)
+$(UNIT_BIN): $(UNIT_OBJS) $(LIBTEST_A) $(COMPAT_OBJS) $(B)/obj/tools/bluectl/http_req.o \
+	     $(LIBBLUE_A)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
@@ -222,6 +224,7 @@ FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(B)/fuzz/obj/%.o)
 FUZZ_ALL     := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_FLAGS   := -timeout=10 -max_len=4096 -len_control=0
+FUZZ_EXTRA_fuzz_http := tools/bluectl/http_req.c
 
 $(B)/fuzz/obj/%.o: %.c $(SKELS)
 	@mkdir -p $(@D)

@@ -4,7 +4,7 @@
  * One thread, one connection at a time, `Connection: close` after every response:
  * scrapes are rare and small, and this keeps it obviously bounded. Every wait is
  * bounded (a client gets BLUE_HTTP_IO_MS to send its request), a request is at most
- * BLUE_HTTP_MAX_REQ bytes, and the server stops on SIGINT/SIGTERM or after
+ * HTTP_REQ_MAX_HEAD bytes (http_req.h), and the server stops on SIGINT/SIGTERM or after
  * --max-requests. GET /metrics gets a fresh snapshot each time; anything else 404/405.
  */
 #include <errno.h>
@@ -17,9 +17,9 @@
 #include <sys/socket.h>
 
 #include "tools/bluectl/bluectl.h"
+#include "tools/bluectl/http_req.h"
 
 #define BLUE_HTTP_IO_MS		2000
-#define BLUE_HTTP_MAX_REQ	8192
 
 static volatile sig_atomic_t stop;
 
@@ -73,25 +73,25 @@ static int listen_on(const char *addr)
 	return fd;
 }
 
-/* Read until the end of the request head, within the bounds. Return its length or -1. */
-static int read_request(int fd, char *buf, size_t cap)
+/* Read until the parser has a verdict, within the bounds; HTTP_MORE if the client
+ * closed or went quiet first. */
+static enum http_verdict read_request(int fd, char *buf, size_t cap, struct http_req *r)
 {
 	struct pollfd p = { .fd = fd, .events = POLLIN };
+	enum http_verdict v = HTTP_MORE;
 	size_t got = 0;
 	ssize_t n;
 
-	while (got < cap - 1) {
+	while (v == HTTP_MORE && got < cap) {
 		if (poll(&p, 1, BLUE_HTTP_IO_MS) <= 0)
-			return -1;
-		n = recv(fd, buf + got, cap - 1 - got, 0);
+			break;
+		n = recv(fd, buf + got, cap - got, 0);
 		if (n <= 0)
-			return -1;
+			break;
 		got += (size_t)n;
-		buf[got] = '\0';
-		if (strstr(buf, "\r\n\r\n") || strstr(buf, "\n\n"))
-			return (int)got;
+		v = http_req_parse(buf, got, r);
 	}
-	return -1;
+	return v;
 }
 
 static void send_all(int fd, const char *p, size_t len)
@@ -131,23 +131,23 @@ static void respond(int fd, const char *status, const char *type, const char *bo
 
 static void serve_one(int fd, const char *ifname)
 {
-	char req[BLUE_HTTP_MAX_REQ], method[16], path[256];
-	char *body = NULL;
+	char req[HTTP_REQ_MAX_HEAD], *body = NULL;
+	enum http_verdict v;
+	struct http_req r;
 	size_t len = 0;
 	struct snap s;
+	char msg[128];
 	FILE *f;
 
-	if (read_request(fd, req, sizeof(req)) < 0)
+	v = read_request(fd, req, sizeof(req), &r);
+	if (v == HTTP_MORE)
 		return;
-	if (sscanf(req, "%15s %255s", method, path) != 2) {
-		respond(fd, "400 Bad Request", "text/plain", "bad request\n", 12);
-		return;
-	}
-	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-		respond(fd, "405 Method Not Allowed", "text/plain", "GET only\n", 9);
+	if (v != HTTP_OK) {
+		snprintf(msg, sizeof(msg), "%s\n", r.why);
+		respond(fd, http_verdict_status(v), "text/plain", msg, strlen(msg));
 		return;
 	}
-	if (strcmp(path, "/metrics") && strncmp(path, "/metrics?", 9)) {
+	if (r.path_len != 8 || memcmp(r.target, "/metrics", 8)) {
 		respond(fd, "404 Not Found", "text/plain", "try /metrics\n", 13);
 		return;
 	}
@@ -164,7 +164,7 @@ static void serve_one(int fd, const char *ifname)
 	snap_free(&s);
 	fclose(f);
 	respond_(fd, "200 OK", "text/plain; version=0.0.4; charset=utf-8", body, len,
-		 strcmp(method, "HEAD") != 0);
+		 r.method != HTTP_HEAD);
 	free(body);
 }
 
