@@ -231,9 +231,12 @@ $(B)/fuzz/obj/%.o: %.c $(SKELS)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
+# (a function, not an inline patsubst: make puts the stem in for every % of a pattern
+# rule's prerequisites before the second expansion, so "%.c" there would read "http.c")
+fuzz_extra_objs = $(patsubst %.c,$(B)/fuzz/obj/%.o,$(FUZZ_EXTRA_fuzz_$(1)))
 .SECONDEXPANSION:
 $(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS) \
-		$$(patsubst %.c,$(B)/fuzz/obj/%.o,$$(FUZZ_EXTRA_fuzz_$$*))
+		$$(call fuzz_extra_objs,$$*)
 	$(call msg,FUZZ-LD,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
