@@ -154,7 +154,7 @@ void qp_list_print_text(const struct snap *s, FILE *f, unsigned int max_rows);
 void qp_list_json_body(struct jw *w, const struct snap *s);
 
 /* Prometheus text exposition of @s into @f (metrics.c). */
-void metrics_write(const struct snap *s, FILE *f);
+void metrics_write(const struct snap *s, const struct opts *o, FILE *f);
 /* Serve /metrics at @addr ("HOST:PORT") until a signal or @o->max_requests (http.c). */
 int metrics_serve(const char *ifname, const char *addr, const struct opts *o);
 

@@ -25,6 +25,7 @@ struct mw {
 	bool open_family;
 	struct jw jw;
 	const struct snap *s;
+	const struct opts *o;
 };
 
 static void lbl(struct labels *l, const char *k, const char *v)
@@ -287,9 +288,9 @@ static void hist_metrics(struct mw *m)
 				     blue_lat_op_name(op));
 }
 
-void metrics_write(const struct snap *s, FILE *f)
+void metrics_write(const struct snap *s, const struct opts *o, FILE *f)
 {
-	struct mw m = { .f = f, .s = s };
+	struct mw m = { .f = f, .s = s, .o = o };
 
 	xdp_metrics(&m);
 	dev_metrics(&m, hal_fields, n_hal_fields, &s->ds.hal);
@@ -299,9 +300,9 @@ void metrics_write(const struct snap *s, FILE *f)
 	qp_metrics(&m);
 }
 
-static void metrics_json(const struct snap *s, FILE *f)
+static void metrics_json(const struct snap *s, const struct opts *o, FILE *f)
 {
-	struct mw m = { .f = f, .s = s, .json = true };
+	struct mw m = { .f = f, .s = s, .o = o, .json = true };
 
 	jw_init(&m.jw, f);
 	jw_obj(&m.jw, NULL);
@@ -331,9 +332,9 @@ int cmd_metrics(const char *ifname, const struct opts *o)
 	if (snap_take(ifname, &s))
 		return 1;
 	if (o->json)
-		metrics_json(&s, stdout);
+		metrics_json(&s, o, stdout);
 	else
-		metrics_write(&s, stdout);
+		metrics_write(&s, o, stdout);
 	snap_free(&s);
 	return 0;
 }
