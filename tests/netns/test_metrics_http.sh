@@ -32,6 +32,14 @@ mh_setup() {
 	wait_for_line "$MOUT" '^serving' 5 "$MPID" || { cat "$MOUT"; fail "metrics server not up"; }
 }
 
+# mh_stop: the server still runs, and SIGTERM ends it cleanly (exit 0: under ASan, also
+# nothing leaked from the connections it served)
+mh_stop() {
+	kill -0 "$MPID" || fail "the server died"
+	kill -TERM "$MPID"
+	wait "$MPID" || { cat "$MOUT"; fail "bluectl metrics exited $? on SIGTERM"; }
+}
+
 test_metrics_http_slow_clients() {
 	mh_setup
 	ns_exec "$NS_A" "$PY" - "$PORT" "$MOUT.body" <<'EOF' || { cat "$MOUT"; fail "slow clients held up the scrape"; }
@@ -104,7 +112,7 @@ EOF
 	"$PY" "$PROM_CHECK" "$MOUT.body" || fail "the scrape is not valid Prometheus text"
 	[ "$(grep -c '127.0.0.1:[0-9]*: request not complete within 2000 ms' "$MOUT")" -eq 3 ] ||
 		{ cat "$MOUT"; fail "not one log line per slow client"; }
-	kill -0 "$MPID" || fail "the server died"
+	mh_stop
 }
 
 # More idle clients than connection slots (8): each new one replaces the oldest, so a
@@ -128,6 +136,7 @@ print("%d idle clients, a scrape got through, the 3 oldest dropped" % len(idle))
 EOF
 	[ "$(grep -c 'dropped: every connection slot taken' "$MOUT")" -eq 3 ] ||
 		{ cat "$MOUT"; fail "not one log line per dropped client"; }
+	mh_stop
 }
 
 test_metrics_http_bad_requests() {
@@ -170,7 +179,7 @@ EOF
 		grep -qE "127\.0\.0\.1:[0-9]+: $code " "$MOUT" || { cat "$MOUT"; fail "no log line for $code"; }
 	done
 	grep -E '127\.0\.0\.1:[0-9]+: [0-9]{3} ' "$MOUT"
-	kill -0 "$MPID" || fail "the server died"
+	mh_stop
 }
 
 test_metrics_http_listen_explicit() {

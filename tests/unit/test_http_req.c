@@ -32,7 +32,8 @@ Test(http_req, prometheus_scrape)
 {
 	static const char req[] =
 		"GET /metrics HTTP/1.1\r\nHost: 10.0.0.1:9464\r\nUser-Agent: Prometheus/2.45.0\r\n"
-		"Accept: application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5\r\n"
+		"Accept: application/openmetrics-text;version=1.0.0,"
+		"text/plain;version=0.0.4;q=0.5\r\n"
 		"Accept-Encoding: gzip\r\nX-Prometheus-Scrape-Timeout-Seconds: 10\r\n\r\n";
 	struct http_req r;
 
@@ -70,7 +71,8 @@ Test(http_req, malformed)
 {
 	static const struct { const char *req; enum http_verdict v; } rows[] = {
 		{ "BREW /metrics HTTP/1.1\r\n\r\n", HTTP_BAD_METHOD },
-		{ "get /metrics HTTP/1.1\r\n\r\n", HTTP_BAD_METHOD },	/* methods are case-sensitive */
+		/* methods are case-sensitive */
+		{ "get /metrics HTTP/1.1\r\n\r\n", HTTP_BAD_METHOD },
 		{ "GET /metrics HTTP/2.0\r\n\r\n", HTTP_BAD_VERSION },
 		{ "GET /metrics HTTP/1.2\r\n\r\n", HTTP_BAD_VERSION },
 		{ "GET /metrics\r\n\r\n", HTTP_BAD },			/* HTTP/0.9 */
@@ -82,7 +84,8 @@ Test(http_req, malformed)
 		{ "\r\nGET /metrics HTTP/1.1\r\n\r\n", HTTP_BAD },
 		{ "GET /metrics HTTP/1.1\r\nno colon\r\n\r\n", HTTP_BAD },
 		{ "GET /metrics HTTP/1.1\r\n: empty name\r\n\r\n", HTTP_BAD },
-		{ "GET /metrics HTTP/1.1\r\nHost : x\r\n\r\n", HTTP_BAD },	/* space before colon */
+		/* a space before the colon */
+		{ "GET /metrics HTTP/1.1\r\nHost : x\r\n\r\n", HTTP_BAD },
 		{ "GET /metrics HTTP/1.1\r\nA: b\r\n folded\r\n\r\n", HTTP_BAD },
 		{ "GET /metrics HTTP/1.1\r\nA: b\x01\r\n\r\n", HTTP_BAD },
 	};
@@ -122,7 +125,8 @@ Test(http_req, line_limit_edges)
 		cr_expect_eq(http_req_parse(buf, n + 2, &r),
 			     n == HTTP_REQ_MAX_LINE ? HTTP_OK : HTTP_URI_TOO_LONG, "line %zu", n);
 		cr_expect_eq(parse_bytewise(buf, n + 2),
-			     n == HTTP_REQ_MAX_LINE ? HTTP_OK : HTTP_URI_TOO_LONG, "bytewise %zu", n);
+			     n == HTTP_REQ_MAX_LINE ? HTTP_OK : HTTP_URI_TOO_LONG,
+			     "bytewise %zu", n);
 	}
 	/* no LF yet, but the limit reached: no need to wait for more */
 	memset(buf, 'a', HTTP_REQ_MAX_LINE);

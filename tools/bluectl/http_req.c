@@ -17,6 +17,8 @@
 #include "tools/bluectl/http_req.h"
 
 #define GO_ON	HTTP__VERDICTS
+#define STR_(x)	#x
+#define STR(x)	STR_(x)
 
 /* RFC 9110 section 5.6.2 tchar: the bytes of a method or a header name. */
 static bool is_tchar(unsigned char c)
@@ -118,8 +120,9 @@ static enum http_verdict request_line(const char *buf, size_t len, size_t *next,
 	const char *lf = find_lf(buf, 0, len, HTTP_REQ_MAX_LINE);
 
 	if (!lf)
-		return len >= HTTP_REQ_MAX_LINE ?
-		       refuse(r, HTTP_URI_TOO_LONG, "request line over 1024 bytes") : HTTP_MORE;
+		return len < HTTP_REQ_MAX_LINE ? HTTP_MORE :
+		       refuse(r, HTTP_URI_TOO_LONG,
+			      "request line over " STR(HTTP_REQ_MAX_LINE) " bytes");
 	*next = (size_t)(lf - buf) + 1;
 	return check_request_line(buf, line_body(buf, (size_t)(lf - buf)), r);
 }
@@ -135,9 +138,9 @@ static enum http_verdict header_lines(const char *buf, size_t len, size_t pos,
 	for (;;) {
 		lf = find_lf(buf, pos, len, HTTP_REQ_MAX_HEAD);
 		if (!lf)
-			return len >= HTTP_REQ_MAX_HEAD ?
-			       refuse(r, HTTP_HEAD_TOO_LARGE, "request head over 8192 bytes") :
-			       HTTP_MORE;
+			return len < HTTP_REQ_MAX_HEAD ? HTTP_MORE :
+			       refuse(r, HTTP_HEAD_TOO_LARGE,
+				      "request head over " STR(HTTP_REQ_MAX_HEAD) " bytes");
 		n = line_body(buf + pos, (size_t)(lf - buf) - pos);
 		if (!n) {
 			r->head_len = (size_t)(lf - buf) + 1;
