@@ -187,8 +187,10 @@ $(LIBTEST_A): $(TLIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# the compat objects too: tests/unit/test_compat_*.c drive the verbs layer in-process
-$(UNIT_BIN): $(UNIT_OBJS) $(LIBTEST_A) $(COMPAT_OBJS) $(LIBBLUE_A)
+# the compat objects too: tests/unit/test_compat_*.c drive the verbs layer in-process;
+# and bluectl's HTTP request parser (tests/unit/test_http_req.c)
+$(UNIT_BIN): $(UNIT_OBJS) $(LIBTEST_A) $(COMPAT_OBJS) $(B)/obj/tools/bluectl/http_req.o \
+	     $(LIBBLUE_A)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcriterion
@@ -222,15 +224,19 @@ FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(B)/fuzz/obj/%.o)
 FUZZ_ALL     := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_FLAGS   := -timeout=10 -max_len=4096 -len_control=0
+FUZZ_EXTRA_fuzz_http := tools/bluectl/http_req.c
 
 $(B)/fuzz/obj/%.o: %.c $(SKELS)
 	@mkdir -p $(@D)
 	$(call msg,FUZZ-CC,$@)
 	$(Q)$(FUZZ_CC) $(CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
+# (a function, not an inline patsubst: make puts the stem in for every % of a pattern
+# rule's prerequisites before the second expansion, so "%.c" there would read "http.c")
+fuzz_extra_objs = $(patsubst %.c,$(B)/fuzz/obj/%.o,$(FUZZ_EXTRA_fuzz_$(1)))
 .SECONDEXPANSION:
 $(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS) \
-		$$(patsubst %.c,$(B)/fuzz/obj/%.o,$$(FUZZ_EXTRA_fuzz_$$*))
+		$$(call fuzz_extra_objs,$$*)
 	$(call msg,FUZZ-LD,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 

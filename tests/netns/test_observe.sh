@@ -222,6 +222,7 @@ test_observe_bluectl_json_agrees_with_map() {
 	bluectl_a --json watch "$IF_A" --count 2 --interval 0.2 >"$dump.watch"
 	bluectl_a --json diag show "$IF_A" >"$dump.diag"
 	bluectl_a --json metrics "$IF_A" >"$dump.metrics"
+	bluectl_a --json metrics "$IF_A" --expose-psn --expose-peers >"$dump.metrics-all"
 	bluectl_a qp list "$IF_A" | tee "$dump.text"
 	"$PY" - "$dump" "$spid" "$IP_B" <<'EOF' || fail "bluectl --json disagrees with the maps"
 import json, sys
@@ -275,9 +276,16 @@ w = [json.loads(l) for l in open(base + ".watch")]
 assert [x["refresh"] for x in w] == [1, 2] and len(w[1]["qps"]["qps"]) == 3, w
 diag = load(".diag")
 assert diag["flags"] == 0 and not diag["drops"] and not diag["latency"], diag
-met = load(".metrics")
+met, met_all = load(".metrics"), load(".metrics-all")
 names = {f["name"] for f in met["metrics"]}
-assert {"blue_qp_sq_psn", "blue_xdp_packets_total", "blue_op_latency_seconds"} <= names, names
+assert {"blue_qp_rx_packets_total", "blue_xdp_packets_total",
+        "blue_op_latency_seconds"} <= names, names
+assert "blue_qp_sq_psn" not in names, "PSNs without --expose-psn"
+assert not any("peer" in x["labels"] for f in met["metrics"] for x in f["samples"])
+names_all = {f["name"] for f in met_all["metrics"]}
+assert {"blue_qp_sq_psn", "blue_qp_rq_psn", "blue_qp_msn"} <= names_all, names_all
+assert all(x["labels"]["peer"] == ip_b for f in met_all["metrics"]
+           if f["name"] == "blue_qp_info" for x in f["samples"])
 print("watch, diag and metrics --json parse")
 EOF
 	# the text view: one row per QP, then one line for the peer
@@ -303,8 +311,9 @@ test_observe_metrics_scrape() {
 	[ "$crc" -eq 0 ] || { show_logs; fail "client exited $crc"; }
 	body=$(mktemp)
 	on_exit "rm -f $body $body.*"
+	# the sequence numbers and peers too: the checks below compare them with the map
 	ns_bg "$NS_A" mpid "$BLUECTL" metrics "$IF_A" --listen "$IP_A:$port" --max-requests 3 \
-		>"$body.srv" 2>&1
+		--expose-psn --expose-peers >"$body.srv" 2>&1
 	wait_for_line "$body.srv" '^serving' 5 || { cat "$body.srv"; fail "metrics server not up"; }
 	# three requests from the other namespace: /metrics, a 404, /metrics again
 	ns_exec "$NS_B" "$PY" - "http://$IP_A:$port" "$body" <<'EOF' || fail "scrape failed"
@@ -362,8 +371,34 @@ assert value("blue_qps", state="RTS") == 2
 assert value("blue_conn_setup_seconds_count") == 2
 assert value("blue_conn_setup_seconds_bucket", le="+Inf") == 2
 assert value("blue_op_latency_seconds_count", opcode="write") == 0   # diag was off
+for q in qps:
+    assert value("blue_qp_info", qpn="0x%06x" % q["qpn"], peer=q["peer_addr"],
+                 peer_qpn="0x%06x" % q["peer_qpn"]) == 1
 print("metrics agree with the QP table")
 EOF
+	# by default, nothing a spoofer needs: no PSN or MSN series, no peer address or QPN
+	ns_bg "$NS_A" mpid "$BLUECTL" metrics "$IF_A" --listen "$IP_A:$((port + 1))" \
+		--max-requests 1 >"$body.srv2" 2>&1
+	wait_for_line "$body.srv2" '^serving' 5 || { cat "$body.srv2"; fail "metrics server not up"; }
+	ns_exec "$NS_B" "$PY" - "http://$IP_A:$((port + 1))/metrics" "$body.default" \
+		"$body.qps" <<'EOF' || fail "the default exposition shows what a spoofer needs"
+import json, re, sys, urllib.request
+text = urllib.request.urlopen(sys.argv[1], timeout=5).read().decode()
+open(sys.argv[2], "w").write(text)
+qps = json.load(open(sys.argv[3]))["qps"]
+names = set(re.findall(r"^(blue_\w+)", text, re.M))
+seq = {"blue_qp_sq_psn", "blue_qp_una_psn", "blue_qp_rq_psn", "blue_qp_msn",
+       "blue_qp_last_nak_psn"}
+assert not names & seq, names & seq
+assert not re.search(r'[{,](peer|peer_qpn)="', text), "peer labels in the default"
+for q in qps:
+    assert q["peer_addr"] not in text, q["peer_addr"]
+    # the QP is still there, by its local QPN
+    assert re.search(r'^blue_qp_rx_packets_total\{[^}]*qpn="0x%06x"' % q["qpn"], text, re.M)
+print("default exposition: no sequence numbers, no peers; %d families" % len(names))
+EOF
+	wait "$mpid" || fail "bluectl metrics exited $?"
+	"$PY" "$PROM_CHECK" "$body.default" || fail "the default exposition is not valid"
 	kill -USR1 "$spid"
 	wait "$spid" || fail "server exited $?"
 }
@@ -565,6 +600,7 @@ test_observe_bluectl_args() {
 	local rc args
 	for args in "stats x --count 2" "qp list x --interval 1" "diag maybe x" "diag on" \
 		"metrics x --max-requests 2" "metrics x --listen 1.2.3.4:5 --json" \
+		"stats x --expose-psn" "qp list x --expose-peers" \
 		"drops x --listen 1.2.3.4:5" "watch x --count 0" "watch x --interval -1" \
 		"attach x --timeout 3"; do
 		rc=0

@@ -23,6 +23,8 @@ struct opts {
 	double timeout;		/* drops: seconds; 0 = no bound */
 	long max_requests;	/* metrics --listen: requests served; 0 = no bound */
 	const char *listen;	/* metrics --listen ADDR:PORT */
+	bool expose_psn;	/* metrics: the per-QP PSN and MSN series too */
+	bool expose_peers;	/* metrics: per-QP peer address and QPN labels too */
 };
 
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -113,6 +115,8 @@ struct qp_field {
 extern const struct qp_field qp_fields[];
 extern const unsigned int qp_nfields;
 uint64_t qf_value(const struct qp_field *f, const struct blue_qp_ctx *q);
+/* A sequence number (a PSN or the MSN): what a forged packet must carry to be taken. */
+bool qf_is_seq(const struct qp_field *f);
 /* The value as `qp show` prints it. */
 void qf_format(const struct qp_field *f, const struct blue_qp_ctx *q, char *buf, size_t len);
 /* Every field into the open JSON object: numbers as in the map, plus decoded names. */
@@ -154,7 +158,7 @@ void qp_list_print_text(const struct snap *s, FILE *f, unsigned int max_rows);
 void qp_list_json_body(struct jw *w, const struct snap *s);
 
 /* Prometheus text exposition of @s into @f (metrics.c). */
-void metrics_write(const struct snap *s, FILE *f);
+void metrics_write(const struct snap *s, const struct opts *o, FILE *f);
 /* Serve /metrics at @addr ("HOST:PORT") until a signal or @o->max_requests (http.c). */
 int metrics_serve(const char *ifname, const char *addr, const struct opts *o);
 

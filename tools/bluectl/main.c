@@ -28,9 +28,14 @@ static const char usage_text[] =
 	"  qp show IFNAME QPN                     every field of one queue pair\n"
 	"  watch IFNAME [--interval SEC] [--count N]\n"
 	"                                         refresh stats and the busiest QPs like top\n"
-	"  metrics IFNAME [--listen ADDR:PORT [--max-requests N]]\n"
-	"                                         Prometheus text exposition on stdout, or\n"
-	"                                         served over HTTP at /metrics\n"
+	"  metrics IFNAME [--listen ADDR:PORT [--max-requests N]] [--expose-psn]\n"
+	"          [--expose-peers]               Prometheus text exposition on stdout, or\n"
+	"                                         served over HTTP at /metrics (ADDR is\n"
+	"                                         required: 127.0.0.1, or the address of a\n"
+	"                                         management network). Per-QP PSNs and MSN\n"
+	"                                         (--expose-psn), peers' addresses and QPNs\n"
+	"                                         (--expose-peers) are left out unless asked\n"
+	"                                         for: they are what a spoofer needs\n"
 	"  diag on|off|show IFNAME                switch the costly diagnostics (XDP drop\n"
 	"                                         events, post-to-completion latency\n"
 	"                                         histograms) at run time; off after attach\n"
@@ -43,7 +48,8 @@ static const char usage_text[] =
 	"  -h, --help      this text\n";
 
 enum {
-	O_MODE = 256, O_JSON, O_INTERVAL, O_COUNT, O_TIMEOUT, O_LISTEN, O_MAXREQ,
+	O_MODE = 256, O_JSON, O_INTERVAL, O_COUNT, O_TIMEOUT, O_LISTEN, O_MAXREQ, O_EXPOSE_PSN,
+	O_EXPOSE_PEERS,
 };
 /* the long options a command line used, as bits */
 #define OBIT(o)	(1u << ((o) - O_MODE))
@@ -95,7 +101,8 @@ static int check_opts(const char *cmd, const struct opts *o, unsigned int seen)
 	static const struct { const char *cmd; unsigned int ok; } allowed[] = {
 		{ "attach", OBIT(O_MODE) },
 		{ "watch", OBIT(O_INTERVAL) | OBIT(O_COUNT) },
-		{ "metrics", OBIT(O_LISTEN) | OBIT(O_MAXREQ) },
+		{ "metrics", OBIT(O_LISTEN) | OBIT(O_MAXREQ) | OBIT(O_EXPOSE_PSN) |
+			     OBIT(O_EXPOSE_PEERS) },
 		{ "drops", OBIT(O_COUNT) | OBIT(O_TIMEOUT) },
 	};
 	unsigned int ok = 0, i;
@@ -112,8 +119,9 @@ static int check_opts(const char *cmd, const struct opts *o, unsigned int seen)
 		return usage_error("--count applies to 'watch' and 'drops' only");
 	if (seen & OBIT(O_TIMEOUT))
 		return usage_error("--timeout applies to 'drops' only");
-	if (seen & (OBIT(O_LISTEN) | OBIT(O_MAXREQ)))
-		return usage_error("--listen and --max-requests apply to 'metrics' only");
+	if (seen & (OBIT(O_LISTEN) | OBIT(O_MAXREQ) | OBIT(O_EXPOSE_PSN) | OBIT(O_EXPOSE_PEERS)))
+		return usage_error("--listen, --max-requests, --expose-psn and --expose-peers "
+				   "apply to 'metrics' only");
 	if (o->max_requests && !o->listen)
 		return usage_error("--max-requests needs --listen");
 	if (o->listen && o->json)
@@ -177,6 +185,8 @@ int main(int argc, char **argv)
 		{ "timeout", required_argument, NULL, O_TIMEOUT },
 		{ "listen", required_argument, NULL, O_LISTEN },
 		{ "max-requests", required_argument, NULL, O_MAXREQ },
+		{ "expose-psn", no_argument, NULL, O_EXPOSE_PSN },
+		{ "expose-peers", no_argument, NULL, O_EXPOSE_PEERS },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .mode = BLUE_XDP_NATIVE, .interval = 1.0 };
@@ -225,6 +235,12 @@ int main(int argc, char **argv)
 			break;
 		case O_LISTEN:
 			o.listen = optarg;
+			break;
+		case O_EXPOSE_PSN:
+			o.expose_psn = true;
+			break;
+		case O_EXPOSE_PEERS:
+			o.expose_peers = true;
 			break;
 		case O_MAXREQ:
 			if (!num_opt(optarg, 1, 1e9, &v) || v != (long)v)

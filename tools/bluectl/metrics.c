@@ -5,7 +5,13 @@
  * XDP verdicts, the HAL's ring counters, the engine's counters, the diagnostics switch,
  * QPs by state, and two histograms, one per plane: connection setup (control) and
  * post-to-completion latency per opcode (data, with diag on). Per QP: every numeric
- * field of its context, labelled with its QPN and peer.
+ * field of its context, labelled with its QPN.
+ *
+ * Left out unless asked for, because they are what a forged packet needs to be taken
+ * by a QP (a scrape endpoint is easier to reach than the pins): the sequence numbers
+ * (sq/una/rq/last-NAK PSN and the MSN, --expose-psn) and the peer's address and QPN
+ * (--expose-peers). The local QPN stays: it names the series, as in `bluectl qp show`,
+ * and without a PSN in the receive window and the peer's address it forges nothing.
  *
  * Names follow Prometheus practice: base units (seconds, bytes), counters end in _total.
  */
@@ -25,6 +31,7 @@ struct mw {
 	bool open_family;
 	struct jw jw;
 	const struct snap *s;
+	const struct opts *o;
 };
 
 static void lbl(struct labels *l, const char *k, const char *v)
@@ -189,16 +196,18 @@ static void device_metrics(struct mw *m)
 	}
 }
 
-static void qp_labels(const struct blue_qp_ctx *q, struct labels *l, char *qpn, char *peer,
-		      char *peer_qpn)
+static void qp_labels(const struct mw *m, const struct blue_qp_ctx *q, struct labels *l,
+		      char *qpn, char *peer, char *peer_qpn)
 {
 	memset(l, 0, sizeof(*l));
 	snprintf(qpn, 12, "0x%06x", q->qpn);
-	snprintf(peer_qpn, 12, "0x%06x", q->peer_qpn);
-	ip_str(q->peer_ip, peer);
 	lbl(l, "qpn", qpn);
-	lbl(l, "peer", peer);
-	lbl(l, "peer_qpn", peer_qpn);
+	if (m->o->expose_peers) {
+		snprintf(peer_qpn, 12, "0x%06x", q->peer_qpn);
+		ip_str(q->peer_ip, peer);
+		lbl(l, "peer", peer);
+		lbl(l, "peer_qpn", peer_qpn);
+	}
 	lbl(l, "type", qp_type_name(q->type));
 }
 
@@ -215,7 +224,7 @@ static void qp_metrics(struct mw *m)
 	for (k = 0; k < s->nqps; k++) {
 		const struct blue_qp_ctx *q = &s->qps[k];
 
-		qp_labels(q, &l, qpn, peer, peer_qpn);
+		qp_labels(m, q, &l, qpn, peer, peer_qpn);
 		lbl(&l, "state", qp_state_name(q->state));
 		snprintf(mtu, sizeof(mtu), "%u", q->path_mtu >= 1 && q->path_mtu <= 5 ?
 			 128u << q->path_mtu : 0);
@@ -225,14 +234,14 @@ static void qp_metrics(struct mw *m)
 	for (i = 0; i < qp_nfields; i++) {
 		const struct qp_field *f = &qp_fields[i];
 
-		if (f->metric == QM_NONE)
+		if (f->metric == QM_NONE || (qf_is_seq(f) && !m->o->expose_psn))
 			continue;
 		snprintf(name, sizeof(name), "blue_qp_%s", f->metric_name);
 		family(m, name, f->metric == QM_COUNTER ? "counter" : "gauge", f->help);
 		for (k = 0; k < s->nqps; k++) {
 			uint64_t v = qf_value(f, &s->qps[k]);
 
-			qp_labels(&s->qps[k], &l, qpn, peer, peer_qpn);
+			qp_labels(m, &s->qps[k], &l, qpn, peer, peer_qpn);
 			if (f->scale == 1.0)
 				sample_u(m, name, &l, v);
 			else
@@ -287,9 +296,9 @@ static void hist_metrics(struct mw *m)
 				     blue_lat_op_name(op));
 }
 
-void metrics_write(const struct snap *s, FILE *f)
+void metrics_write(const struct snap *s, const struct opts *o, FILE *f)
 {
-	struct mw m = { .f = f, .s = s };
+	struct mw m = { .f = f, .s = s, .o = o };
 
 	xdp_metrics(&m);
 	dev_metrics(&m, hal_fields, n_hal_fields, &s->ds.hal);
@@ -299,9 +308,9 @@ void metrics_write(const struct snap *s, FILE *f)
 	qp_metrics(&m);
 }
 
-static void metrics_json(const struct snap *s, FILE *f)
+static void metrics_json(const struct snap *s, const struct opts *o, FILE *f)
 {
-	struct mw m = { .f = f, .s = s, .json = true };
+	struct mw m = { .f = f, .s = s, .o = o, .json = true };
 
 	jw_init(&m.jw, f);
 	jw_obj(&m.jw, NULL);
@@ -331,9 +340,9 @@ int cmd_metrics(const char *ifname, const struct opts *o)
 	if (snap_take(ifname, &s))
 		return 1;
 	if (o->json)
-		metrics_json(&s, stdout);
+		metrics_json(&s, o, stdout);
 	else
-		metrics_write(&s, stdout);
+		metrics_write(&s, o, stdout);
 	snap_free(&s);
 	return 0;
 }

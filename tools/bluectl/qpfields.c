@@ -90,6 +90,13 @@ uint64_t qf_value(const struct qp_field *f, const struct blue_qp_ctx *q)
 	}
 }
 
+/* The QPNs are QF_HEX too, but identities (QM_NONE): every sampled QF_HEX field is a
+ * PSN or the MSN. */
+bool qf_is_seq(const struct qp_field *f)
+{
+	return f->kind == QF_HEX && f->metric != QM_NONE;
+}
+
 void qf_format(const struct qp_field *f, const struct blue_qp_ctx *q, char *buf, size_t len)
 {
 	uint64_t v = qf_value(f, q);
