@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "runtime/log.h"
+#include "runtime/mr_copy.h"
 #include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
@@ -191,39 +192,25 @@ static void queue_nak(struct blue_qp *qp, uint8_t syndrome, uint32_t psn)
 /* ---- receive WQEs ----------------------------------------------------------------- */
 
 /*
- * Place @len bytes at @off of the receive WQE @w, checking each SGE's L_Key as it is
- * used. Return: BLUE_WC_SUCCESS, BLUE_WC_LOC_LEN_ERR (the message is longer than the
- * buffers) or BLUE_WC_LOC_PROT_ERR (an SGE's key or range is bad).
+ * Place @len bytes at @off of the receive WQE @w, each SGE translated through its L_Key
+ * as it is used. Return: BLUE_WC_SUCCESS, BLUE_WC_LOC_LEN_ERR (the message is longer
+ * than the buffers) or BLUE_WC_LOC_PROT_ERR (an SGE's key or range is bad).
  */
 static enum blue_wc_status recv_place(struct blue_qp *qp, const struct blue_recv_wqe *w,
 				      uint32_t off, const uint8_t *data, uint32_t len)
 {
-	uint32_t i, start = 0, done = 0;
 	enum blue_mr_verdict v;
-	void *host;
+	uint32_t bad = 0;
 
 	if (len > w->length || off > w->length - len)
 		return BLUE_WC_LOC_LEN_ERR;
-	for (i = 0; i < w->num_sge && done < len; i++) {
-		uint32_t end = start + w->sge[i].length, from, n;
-
-		if (off + done < end) {
-			from = off + done - start;
-			n = w->sge[i].length - from;
-			if (n > len - done)
-				n = len - done;
-			v = blue__mr_check(qp->ctx, qp->pd, w->sge[i].lkey, w->sge[i].addr + from,
-					   n, BLUE_ACCESS_LOCAL_WRITE, &host);
-			if (v != BLUE_MR_OK) {
-				blue__logf("QP 0x%x: receive wr_id %llu, SGE %u (lkey 0x%x): %s",
-					   qp->qpn, (unsigned long long)w->wr_id, i,
-					   w->sge[i].lkey, blue__mr_verdict_str(v));
-				return BLUE_WC_LOC_PROT_ERR;
-			}
-			memcpy(host, data + done, n);
-			done += n;
-		}
-		start = end;
+	v = blue__copy_data(qp->ctx, qp->pd, w->sge, w->num_sge, off, (void *)data, len,
+			    BLUE_ACCESS_LOCAL_WRITE, BLUE_COPY_TO_MEM, NULL, &bad);
+	if (v != BLUE_MR_OK) {
+		blue__logf("QP 0x%x: receive wr_id %llu, SGE %u (lkey 0x%x): %s", qp->qpn,
+			   (unsigned long long)w->wr_id, bad,
+			   bad < w->num_sge ? w->sge[bad].lkey : 0, blue__mr_verdict_str(v));
+		return BLUE_WC_LOC_PROT_ERR;
 	}
 	return BLUE_WC_SUCCESS;
 }
@@ -335,7 +322,8 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				o = out_push(qp, BLUE_OUT_READ);
 				if (o) {
 					o->psn = p->psn;
-					o->src = mem;
+					o->rkey = p->reth.rkey;
+					o->va = p->reth.va;
 					o->len = len;
 				}
 			} else if (is_atomic) {
@@ -417,8 +405,9 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				/* a zero-length WRITE names no memory: no R_Key check (rxe) */
 				if (len)
 					v = blue__mr_check(qp->ctx, qp->pd, p->reth.rkey, p->reth.va,
-							   len, BLUE_ACCESS_REMOTE_WRITE, &mem);
-				r->wr_dst = mem;
+							   len, BLUE_ACCESS_REMOTE_WRITE, NULL);
+				r->wr_rkey = p->reth.rkey;
+				r->wr_va = p->reth.va;
 				r->wr_resid = len;
 				r->wr_len = len;
 			} else if (is_write) {
@@ -430,6 +419,11 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 					st = BLUE_RESP_NAK;
 					break;
 				}
+				/* the MR may be gone since FIRST: this packet's range, again (rxe) */
+				if (p->payload_len)
+					v = blue__mr_check(qp->ctx, qp->pd, r->wr_rkey, r->wr_va,
+							   p->payload_len, BLUE_ACCESS_REMOTE_WRITE,
+							   NULL);
 			} else if (is_read) {
 				len = p->reth.len;
 				if (len > BLUE_MAX_MSG) {
@@ -440,7 +434,7 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				}
 				if (len)
 					v = blue__mr_check(qp->ctx, qp->pd, p->reth.rkey, p->reth.va,
-							   len, BLUE_ACCESS_REMOTE_READ, &mem);
+							   len, BLUE_ACCESS_REMOTE_READ, NULL);
 			} else if (is_atomic) {
 				if (p->atmeth.va & 7) {
 					/* atomics work on aligned 64-bit words (IBA 9.4.5) */
@@ -484,15 +478,26 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				r->in_msg = last ? BLUE_MSG_NONE : BLUE_MSG_SEND;
 			} else if (is_write) {
 				if (p->payload_len) {
-					memcpy(r->wr_dst, p->payload, p->payload_len);
-					r->wr_dst += p->payload_len;
+					v = blue__copy_mr(qp->ctx, qp->pd, r->wr_rkey, r->wr_va,
+							  (void *)p->payload, p->payload_len,
+							  BLUE_ACCESS_REMOTE_WRITE, BLUE_COPY_TO_MEM,
+							  NULL);
+					if (v != BLUE_MR_OK) {	/* checked above: not expected */
+						snprintf(why, sizeof(why), "WRITE at PSN 0x%x: %s",
+							 p->psn, blue__mr_verdict_str(v));
+						nak = BLUE_NAK_REM_ACCESS_ERR;
+						st = BLUE_RESP_NAK;
+						break;
+					}
+					r->wr_va += p->payload_len;
 					r->wr_resid -= p->payload_len;
 				}
 				r->in_msg = last ? BLUE_MSG_NONE : BLUE_MSG_WRITE;
 			} else if (is_read) {
 				o = out_push(qp, BLUE_OUT_READ);
 				o->psn = p->psn;
-				o->src = mem;
+				o->rkey = p->reth.rkey;
+				o->va = p->reth.va;
 				o->len = len;
 				o->msn = (live->msn + 1) & BLUE_PSN_MASK;
 			} else if (is_atomic) {
@@ -595,12 +600,51 @@ static uint8_t read_resp_opcode(uint32_t idx, uint32_t npkts)
 				  BLUE_OP_RC_READ_RESPONSE_MIDDLE;
 }
 
+/*
+ * The @chunk bytes of the READ response @o from o->off on, translated through its MR
+ * for this packet: the region may have been deregistered (and unmapped) since the
+ * request was checked. Return: false if the R_Key no longer covers them.
+ */
+static bool read_chunk(struct blue_qp *qp, const struct blue_resp_out *o, uint32_t chunk,
+		       const void **at)
+{
+	return blue__copy_mr(qp->ctx, qp->pd, o->rkey, o->va + o->off, qp->ctx->eng.gather,
+			     chunk, BLUE_ACCESS_REMOTE_READ, BLUE_COPY_FROM_MEM,
+			     at) == BLUE_MR_OK;
+}
+
+/*
+ * The READ response @o lost its memory part way: it ends with a remote access NAK at
+ * @psn, the first response packet it cannot send, and the QP moves to ERROR (the same
+ * class of error as a bad R_Key in the request, IBA 9.7.5.2.4). The requester has
+ * taken every response before @psn, so the NAK lands inside its READ.
+ */
+static void read_abort(struct blue_qp *qp, struct blue_resp_out *o, uint32_t psn)
+{
+	struct blue_qp_ctx *live = qp->live;
+	char why[96];
+
+	o->kind = BLUE_OUT_ACK;
+	o->syndrome = BLUE_NAK_REM_ACCESS_ERR;
+	o->psn = psn;
+	live->naks_sent++;
+	BLUE_PROBE3(nak_sent, qp->qpn, psn, BLUE_NAK_REM_ACCESS_ERR);
+	live->last_nak_psn = psn;
+	live->last_nak_syndrome = BLUE_NAK_REM_ACCESS_ERR;
+	qp->ctx->eng.st.rx_access_err++;
+	snprintf(why, sizeof(why), "READ response at PSN 0x%x: R_Key 0x%x no longer "
+		 "covers 0x%llx (MR deregistered?)", psn, o->rkey,
+		 (unsigned long long)(o->va + o->off));
+	blue__qp_error(qp, why);
+}
+
 int blue__resp_tx(struct blue_qp *qp)
 {
 	struct blue_resp *r = &qp->resp;
 	bool in_err = qp->live->state == BLUE_QPS_ERR;
 	uint32_t mtu = blue__qp_mtu(qp), npkts, idx, chunk;
 	struct blue_resp_out *o;
+	const void *at;
 	struct blue_pkt p;
 	int sent = 0;
 
@@ -640,7 +684,13 @@ int blue__resp_tx(struct blue_qp *qp)
 				     blue_psn_add(o->psn, idx));
 			p.aeth.syndrome = AETH_ACK_NO_CREDIT;
 			p.aeth.msn = o->msn;
-			p.payload = chunk ? o->src + o->off : NULL;
+			at = NULL;
+			if (chunk && !read_chunk(qp, o, chunk, &at)) {
+				read_abort(qp, o, blue_psn_add(o->psn, idx));
+				in_err = true;
+				continue;	/* the entry is now that NAK */
+			}
+			p.payload = at;
 			p.payload_len = chunk;
 			if (blue__qp_tx(qp, &p))
 				return sent;

@@ -49,7 +49,8 @@ struct blue_resp_out {
 	uint8_t syndrome;	/* AETH syndrome (ACK/NAK/RNR NAK) */
 	uint32_t psn;		/* ACK: the PSN acknowledged; READ: first response PSN */
 	uint32_t msn;
-	const uint8_t *src;	/* READ: the data, already checked against the MR */
+	uint32_t rkey;		/* READ: the R_Key, translated again for every packet */
+	uint64_t va;		/* READ: where the data starts */
 	uint32_t len;		/* READ: bytes in all */
 	uint32_t off;		/* READ: bytes sent so far */
 	uint64_t orig;		/* ATOMIC: the value before the operation */
@@ -70,8 +71,9 @@ struct blue_resp {
 	uint8_t in_msg;			/* enum blue_resp_msg */
 	/* an open SEND fills the receive WQE at the head of the receive queue */
 	uint32_t recv_off;		/* bytes placed so far */
-	/* an open WRITE */
-	uint8_t *wr_dst;		/* where the next payload byte goes */
+	/* an open WRITE: each packet is checked and placed through the MR (rxe) */
+	uint32_t wr_rkey;		/* the RETH's R_Key */
+	uint64_t wr_va;			/* where the next payload byte goes */
 	uint32_t wr_resid;		/* bytes the RETH announced and not yet received */
 	uint32_t wr_len;		/* the RETH length (byte_len of a WRITE with imm) */
 	/* outgoing, in PSN order */
