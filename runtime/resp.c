@@ -8,8 +8,9 @@
  *  - ahead of the expected PSN: a sequence-error NAK, once per gap (last_nak_psn in
  *    the live context remembers which gap was NAK'd);
  *  - a duplicate SEND/WRITE: re-ACK the latest PSN (as rxe does);
- *  - a duplicate READ: executed again from memory; a duplicate atomic: answered from
- *    the per-QP cache of atomic results, never executed twice;
+ *  - a duplicate READ: replayed from the responder resource of the READ that executed
+ *    at that PSN, within its bytes (or dropped); a duplicate atomic: answered from its
+ *    resource, never executed twice (resp_res.c);
  *  - a SEND with no receive WQE posted: an RNR NAK carrying min_rnr_timer.
  *
  * Outgoing ACKs, NAKs and READ responses go through an ordered queue (resp.out); a
@@ -241,6 +242,76 @@ static void recv_complete(struct blue_qp *qp, enum blue_wc_status status,
 	blue_ring_consume(rq, 1);
 }
 
+/* ---- duplicates and responder resources ------------------------------------------------ */
+
+/*
+ * A duplicate READ (IBA 9.7.5.1.4): replayed only from the resource of a READ that
+ * executed here, and only inside the bytes that READ covered, starting where the
+ * request's PSN falls in it (a requester going back N resumes part way). A READ that
+ * never ran, one too old to be held, and one asking for more or other bytes than the
+ * original are dropped (rxe does the same): "behind rq_psn" is half the PSN space, and
+ * executing whatever arrives there would let a few forged requests make this side
+ * send gigabytes. Each packet is checked against the MR again when it goes out.
+ */
+static void dup_read(struct blue_qp *qp, const struct blue_pkt *p)
+{
+	const struct blue_resp_res *res = blue__resp_res_find(qp, p->psn, BLUE_RES_READ);
+	struct blue_resp_out *o;
+	uint64_t off;
+
+	if (!res || p->reth.len > BLUE_MAX_MSG)
+		return;
+	off = (uint64_t)blue_psn_diff(p->psn, res->first_psn) * blue__qp_mtu(qp);
+	if (off > res->len || p->reth.rkey != res->rkey || p->reth.va != res->va + off ||
+	    p->reth.len > res->len - off)
+		return;
+	if (!blue__sr_on(qp))
+		read_supersede(qp, p->psn);
+	o = out_push(qp, BLUE_OUT_READ);
+	if (o) {
+		o->psn = p->psn;
+		o->rkey = res->rkey;
+		o->va = res->va + off;
+		o->len = p->reth.len;
+		o->replay = true;
+	}
+}
+
+/* A duplicate atomic: answered from its resource, never executed again (IBA 9.4.5). */
+static void dup_atomic(struct blue_qp *qp, const struct blue_pkt *p)
+{
+	const struct blue_resp_res *res = blue__resp_res_find(qp, p->psn, BLUE_RES_ATOMIC);
+	struct blue_resp_out *o;
+
+	if (!res)
+		return;
+	o = out_push(qp, BLUE_OUT_ATOMIC);
+	if (o) {
+		o->psn = p->psn;
+		o->orig = res->orig;
+		o->replay = true;
+	}
+}
+
+/* Keep what a READ or atomic that executes now did, for its duplicates. */
+static void res_record(struct blue_qp *qp, const struct blue_pkt *p, uint32_t npkts,
+		       uint64_t orig)
+{
+	struct blue_resp_res *res = blue__resp_res_new(qp);
+
+	res->first_psn = p->psn;
+	res->last_psn = blue_psn_add(p->psn, npkts - 1);
+	if (p->opcode == BLUE_OP_RC_READ_REQUEST) {
+		res->type = BLUE_RES_READ;
+		res->rkey = p->reth.rkey;
+		res->va = p->reth.va;
+		res->len = p->reth.len;
+	} else {
+		res->type = BLUE_RES_ATOMIC;
+		res->orig = orig;
+	}
+}
+
 /* ---- the request path ---------------------------------------------------------------- */
 
 /* One request; @replay: a request the reorder buffer held, already counted on arrival. */
@@ -250,7 +321,7 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 	struct blue_resp *r = &qp->resp;
 	enum blue_resp_state st = BLUE_RESP_CHECK_PSN;
 	uint8_t op = p->opcode, nak = 0;
-	uint32_t fl = blue_opcode_flags(op), mtu = blue__qp_mtu(qp), len = 0, i;
+	uint32_t fl = blue_opcode_flags(op), mtu = blue__qp_mtu(qp), len = 0;
 	bool first = fl & BLUE_OPF_FIRST, last = fl & BLUE_OPF_LAST;
 	bool is_send = op_is_send(op), is_write = op_is_write(op);
 	bool is_read = op == BLUE_OP_RC_READ_REQUEST, is_atomic = op_is_atomic(op);
@@ -309,35 +380,9 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				queue_ack(qp, AETH_ACK_NO_CREDIT, blue_psn_add(live->rq_psn,
 									       BLUE_PSN_MASK));
 			} else if (is_read) {
-				/* re-executed from memory, with the same checks as the first time */
-				len = p->reth.len;
-				if (!(qp->access_flags & BLUE_ACCESS_REMOTE_READ))
-					break;
-				if (len && blue__mr_check(qp->ctx, qp->pd, p->reth.rkey, p->reth.va,
-							  len, BLUE_ACCESS_REMOTE_READ,
-							  &mem) != BLUE_MR_OK)
-					break;
-				if (!blue__sr_on(qp))
-					read_supersede(qp, p->psn);
-				o = out_push(qp, BLUE_OUT_READ);
-				if (o) {
-					o->psn = p->psn;
-					o->rkey = p->reth.rkey;
-					o->va = p->reth.va;
-					o->len = len;
-				}
+				dup_read(qp, p);
 			} else if (is_atomic) {
-				/* answered from the cache, never executed again */
-				for (i = 0; i < BLUE_ATOMIC_CACHE; i++) {
-					if (r->atomic[i].valid && r->atomic[i].psn == p->psn) {
-						o = out_push(qp, BLUE_OUT_ATOMIC);
-						if (o) {
-							o->psn = p->psn;
-							o->orig = r->atomic[i].orig;
-						}
-						break;
-					}
-				}
+				dup_atomic(qp, p);
 			}
 			break;
 
@@ -384,6 +429,21 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 			}
 			if (wants_rwqe && !blue_ring_count(&qp->rq.ring)) {
 				st = BLUE_RESP_RNR;
+				break;
+			}
+			/*
+			 * IBA 9.4.3: no more READs and atomics in progress than the responder
+			 * resources the requester was given; one more is an invalid request
+			 * (rxe's ERR_TOO_MANY_RDMA_ATM_REQ). A requester within its
+			 * max_rd_atomic never gets here: it counts a READ outstanding until its
+			 * last response arrives, and that leaves the queue first.
+			 */
+			if ((is_read || is_atomic) &&
+			    blue__resp_res_busy(qp) >= qp->max_dest_rd_atomic) {
+				snprintf(why, sizeof(why), "a READ/atomic beyond the %u responder "
+					 "resources (max_dest_rd_atomic)", qp->max_dest_rd_atomic);
+				nak = BLUE_NAK_INVALID_REQ;
+				st = BLUE_RESP_NAK;
 				break;
 			}
 			st = BLUE_RESP_CHECK_RKEY;
@@ -500,6 +560,7 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				o->va = p->reth.va;
 				o->len = len;
 				o->msn = (live->msn + 1) & BLUE_PSN_MASK;
+				res_record(qp, p, blue__read_npkts(len, mtu), 0);
 			} else if (is_atomic) {
 				uint64_t *word = mem;
 
@@ -512,10 +573,7 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 					orig = __atomic_fetch_add(word, p->atmeth.swap_add,
 								  __ATOMIC_SEQ_CST);
 				}
-				r->atomic[r->atomic_next].psn = p->psn;
-				r->atomic[r->atomic_next].orig = orig;
-				r->atomic[r->atomic_next].valid = true;
-				r->atomic_next = (r->atomic_next + 1) % BLUE_ATOMIC_CACHE;
+				res_record(qp, p, 1, orig);
 				o = out_push(qp, BLUE_OUT_ATOMIC);
 				o->psn = p->psn;
 				o->orig = orig;

@@ -54,10 +54,32 @@ struct blue_resp_out {
 	uint32_t len;		/* READ: bytes in all */
 	uint32_t off;		/* READ: bytes sent so far */
 	uint64_t orig;		/* ATOMIC: the value before the operation */
+	bool replay;		/* READ/ATOMIC: answers a duplicate, holds no resource */
 };
 
 #define BLUE_RESP_OUTQ		64	/* power of two */
-#define BLUE_ATOMIC_CACHE	BLUE_MAX_RD_ATOMIC
+
+enum blue_res_type {
+	BLUE_RES_NONE = 0,
+	BLUE_RES_READ,
+	BLUE_RES_ATOMIC,
+};
+
+/*
+ * A READ or atomic that executed, kept so that its duplicate is answered as the first
+ * was and nothing else is (rxe's struct resp_res). The ring holds the last
+ * max_dest_rd_atomic of them: a requester never has more outstanding (IBA 9.4.3), so
+ * any request it may resend is here.
+ */
+struct blue_resp_res {
+	uint8_t type;		/* enum blue_res_type */
+	uint32_t first_psn;	/* the request's PSN */
+	uint32_t last_psn;	/* READ: the PSN of its last response packet; atomic: first */
+	uint32_t rkey;		/* READ: what it read */
+	uint64_t va;
+	uint32_t len;
+	uint64_t orig;		/* atomic: the value before the operation */
+};
 
 /* A message in progress across packets (IBA 9.7: FIRST ... LAST order). */
 enum blue_resp_msg {
@@ -79,14 +101,24 @@ struct blue_resp {
 	/* outgoing, in PSN order */
 	struct blue_resp_out out[BLUE_RESP_OUTQ];
 	uint32_t out_prod, out_cons;
-	/* results of executed atomics, so that a duplicate is answered, not re-run */
-	struct {
-		uint32_t psn;
-		bool valid;
-		uint64_t orig;
-	} atomic[BLUE_ATOMIC_CACHE];
-	uint32_t atomic_next;
+	/* READs and atomics that executed (resp_res.c), the oldest replaced first */
+	struct blue_resp_res res[BLUE_MAX_RD_ATOMIC];
+	uint32_t res_head;		/* the slot the next one takes */
 };
+
+/*
+ * Responder resources (resp_res.c):
+ *  blue__resp_res_new()  - the slot for a READ/atomic that executes now (the oldest
+ *                          one's, which is forgotten), cleared;
+ *  blue__resp_res_find() - the executed READ whose responses include @psn, or the
+ *                          atomic at @psn (@type), or NULL: never ran, or too old;
+ *  blue__resp_res_busy() - READ/atomic requests whose responses are still queued.
+ */
+struct blue_resp_res *blue__resp_res_new(struct blue_qp *qp) __attribute__((visibility("hidden")));
+const struct blue_resp_res *blue__resp_res_find(const struct blue_qp *qp, uint32_t psn,
+						enum blue_res_type type)
+	__attribute__((visibility("hidden")));
+uint32_t blue__resp_res_busy(const struct blue_qp *qp) __attribute__((visibility("hidden")));
 
 /* blue__resp_rx() - one request packet for this QP. */
 void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)
