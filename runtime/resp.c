@@ -259,7 +259,8 @@ static void dup_read(struct blue_qp *qp, const struct blue_pkt *p)
 	struct blue_resp_out *o;
 	uint64_t off;
 
-	if (!res || p->reth.len > BLUE_MAX_MSG)
+	/* the QP's rights as for a new READ: they may have been taken away since */
+	if (!res || p->reth.len > BLUE_MAX_MSG || !(qp->access_flags & BLUE_ACCESS_REMOTE_READ))
 		return;
 	off = (uint64_t)blue_psn_diff(p->psn, res->first_psn) * blue__qp_mtu(qp);
 	if (off > res->len || p->reth.rkey != res->rkey || p->reth.va != res->va + off ||

@@ -186,3 +186,47 @@ Test(rc_mr, read_source_dereg_mid_response)
 	region_fini(&dst);
 	rc_fx_fini(&fx);
 }
+
+/*
+ * An SGE whose lkey is valid but whose address lies past its MR, on a page that faults:
+ * the requester refuses it with a local protection error and reads nothing there.
+ * @gathered: the bad SGE is the second of two (the gather path), else alone (the
+ * zero-copy path).
+ */
+static void sge_outside_case(bool gathered)
+{
+	struct blue_send_wr wr;
+	struct blue_sge sge[2];
+	struct region dst;
+	struct blue_mr *mr;
+	struct rc_fx fx;
+	uint8_t *pages;
+
+	rc_fx_init(&fx, NULL);
+	pages = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cr_assert_neq(pages, MAP_FAILED);
+	cr_assert_eq(mprotect(pages + 4096, 4096, PROT_NONE), 0);
+	mr = blue_reg_mr(fx.a.pd, pages, 4096, BLUE_ACCESS_LOCAL_WRITE);
+	cr_assert_not_null(mr);
+	region_reg(&dst, &fx.b, BLUE_ACCESS_LOCAL_WRITE | BLUE_ACCESS_REMOTE_WRITE, -1);
+	sge[0] = (struct blue_sge){ (uintptr_t)pages, 512, mr->lkey };
+	sge[1] = (struct blue_sge){ (uintptr_t)pages + 4096, 512, mr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 7;
+	wr.send_flags = BLUE_SEND_SIGNALED;
+	wr.opcode = BLUE_WR_RDMA_WRITE;
+	wr.wr.rdma.remote_addr = (uintptr_t)dst.buf;
+	wr.wr.rdma.rkey = dst.mr->rkey;
+	wr.sg_list = gathered ? sge : &sge[1];
+	wr.num_sge = gathered ? 2 : 1;
+	rc_post_send(&fx.a, &wr);
+	expect_err(&fx, BLUE_WC_LOC_PROT_ERR);
+	cr_assert_eq(fx.b.qp->live->rx_pkts, 0, "nothing went out");
+	region_fini(&dst);
+	cr_assert_eq(blue_dereg_mr(mr), 0);
+	cr_assert_eq(munmap(pages, 2 * 4096), 0);
+	rc_fx_fini(&fx);
+}
+
+Test(rc_mr, sge_outside_its_mr_is_refused) { sge_outside_case(false); }
+Test(rc_mr, gathered_sge_outside_its_mr_is_refused) { sge_outside_case(true); }
