@@ -18,7 +18,7 @@ struct blue_pkt;
 
 enum blue_resp_state {
 	BLUE_RESP_CHECK_PSN,	/* in order, duplicate, or ahead (a gap)? */
-	BLUE_RESP_DUPLICATE,	/* re-ACK, re-read, or replay a cached atomic result */
+	BLUE_RESP_DUPLICATE,	/* re-ACK, or replay a READ/atomic from its resource */
 	BLUE_RESP_SEQ_ERR,	/* a gap: NAK once, drop */
 	BLUE_RESP_CHECK_OP_SEQ,	/* FIRST/MIDDLE/LAST in the right order */
 	BLUE_RESP_CHECK_OP_VALID, /* the QP allows this operation */
