@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "runtime/log.h"
+#include "runtime/mr_copy.h"
 #include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
@@ -138,26 +139,19 @@ static void retry(struct blue_qp *qp, bool forced, enum blue_retx_reason reason,
 	ack_timer_restart(qp, qp->ctx->eng.now_ns);
 }
 
-/* The bytes [@off, @off + @len) of a READ's local buffer get @data. */
-void blue__comp_scatter(const struct blue_send_wqe *w, uint32_t off, const uint8_t *data,
-			uint32_t len)
+bool blue__comp_place(struct blue_qp *qp, const struct blue_send_wqe *w, uint32_t off,
+		      const void *data, uint32_t len, char *why, size_t whylen)
 {
-	const struct blue_sge *sge = blue_wqe_sges(w);
-	uint32_t i, start = 0, done = 0;
+	enum blue_mr_verdict v;
+	uint32_t bad = 0;
 
-	for (i = 0; i < w->num_sge && done < len; i++) {
-		uint32_t end = start + sge[i].length, from, n;
-
-		if (off + done < end) {
-			from = off + done - start;
-			n = sge[i].length - from;
-			if (n > len - done)
-				n = len - done;
-			memcpy((void *)(uintptr_t)(sge[i].addr + from), data + done, n);
-			done += n;
-		}
-		start = end;
-	}
+	v = blue__copy_data(qp->ctx, qp->pd, blue_wqe_sges(w), w->num_sge, off, (void *)data,
+			    len, BLUE_ACCESS_LOCAL_WRITE, BLUE_COPY_TO_MEM, NULL, &bad);
+	if (v == BLUE_MR_OK)
+		return true;
+	snprintf(why, whylen, "WQE wr_id %llu, SGE %u: %s", (unsigned long long)w->wr_id, bad,
+		 blue__mr_verdict_str(v));
+	return false;
 }
 
 /*
@@ -334,7 +328,12 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 				st = BLUE_COMP_ERROR;
 				break;
 			}
-			blue__comp_scatter(w, off, p->payload, p->payload_len);
+			if (!blue__comp_place(qp, w, off, p->payload, p->payload_len, why,
+					      sizeof(why))) {
+				err_status = BLUE_WC_LOC_PROT_ERR;
+				st = BLUE_COMP_ERROR;
+				break;
+			}
 			blue__comp_una_advance(qp, blue_psn_add(psn, 1));
 			st = psn == e->last_psn ? BLUE_COMP_COMPLETE : BLUE_COMP_DONE;
 			break;
@@ -342,7 +341,11 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 		case BLUE_COMP_ATOMIC:
 			/* the original value lands in host order, as ibverbs returns it */
 			orig = p->atmack.orig;
-			memcpy((void *)(uintptr_t)blue_wqe_sges(w)[0].addr, &orig, sizeof(orig));
+			if (!blue__comp_place(qp, w, 0, &orig, sizeof(orig), why, sizeof(why))) {
+				err_status = BLUE_WC_LOC_PROT_ERR;
+				st = BLUE_COMP_ERROR;
+				break;
+			}
 			blue__comp_una_advance(qp, blue_psn_add(psn, 1));
 			st = BLUE_COMP_COMPLETE;
 			break;

@@ -68,7 +68,9 @@ void blue__comp_sent(struct blue_qp *qp, uint64_t now_ns) __attribute__((visibil
  *  blue__comp_retire()      - complete the send WQEs una_psn has passed, in order
  *                             (false: the QP went to ERROR on a local failure);
  *  blue__comp_fail_wqe()    - fail the oldest WQE with @status, QP to ERROR;
- *  blue__comp_scatter()     - READ response bytes into the WQE's buffers at @off;
+ *  blue__comp_place()       - READ response bytes (or an atomic's original value) into
+ *                             the WQE's buffers at @off, through their MRs (false:
+ *                             an SGE no longer covers them, @why says which);
  *  blue__comp_timer_restart() - re-arm the ACK timer for what is in flight now.
  */
 void blue__comp_una_advance(struct blue_qp *qp, uint32_t psn) __attribute__((visibility("hidden")));
@@ -76,8 +78,9 @@ bool blue__comp_retire(struct blue_qp *qp) __attribute__((visibility("hidden")))
 void blue__comp_fail_wqe(struct blue_qp *qp, enum blue_wc_status status, const char *why)
 	__attribute__((visibility("hidden")));
 struct blue_send_wqe;
-void blue__comp_scatter(const struct blue_send_wqe *w, uint32_t off, const uint8_t *data,
-			uint32_t len) __attribute__((visibility("hidden")));
+bool blue__comp_place(struct blue_qp *qp, const struct blue_send_wqe *w, uint32_t off,
+		      const void *data, uint32_t len, char *why, size_t whylen)
+	__attribute__((visibility("hidden")));
 void blue__comp_timer_restart(struct blue_qp *qp) __attribute__((visibility("hidden")));
 
 /* blue__comp_reset() - forget all completer state (QP to RESET). */

@@ -41,7 +41,7 @@ struct blue_engine_stats {
 	uint64_t rx_bad_src;	/* dropped: not from the QP's connected peer */
 	uint64_t rx_wrong_transport; /* dropped: not an RC opcode */
 	/* requests the responder refused, by reason (IBA 9.7.5: none is executed) */
-	uint64_t rx_dup;	/* behind the expected PSN: re-ACKed or replayed, not re-run */
+	uint64_t rx_dup;	/* behind the expected PSN: re-ACKed, replayed or dropped, not re-run */
 	uint64_t rx_seq_err;	/* ahead of the expected PSN (outside the window): NAK'd once */
 	uint64_t rx_inv_req;	/* NAK invalid request: opcode sequence, lengths, alignment */
 	uint64_t rx_access_err;	/* NAK remote access: R_Key, bounds, MR or QP rights */

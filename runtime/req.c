@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "runtime/log.h"
+#include "runtime/mr_copy.h"
 #include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
@@ -92,34 +93,30 @@ static bool local_keys_ok(struct blue_qp *qp, const struct blue_send_wqe *w)
 }
 
 /*
- * The payload bytes [@off, @off + @len) of @w: straight from the application's buffer
- * when one SGE holds them all, else gathered into the engine's buffer.
+ * The payload bytes [@off, @off + @len) of @w, each SGE translated through its MR now
+ * (the MR may have been deregistered since the WQE was checked): straight from the
+ * registered memory when one SGE holds them all, else gathered into the engine's buffer.
+ * Return: where the bytes are, or NULL (logged) if an SGE's key no longer covers them.
  */
 static const uint8_t *gather(struct blue_qp *qp, const struct blue_send_wqe *w,
 			     uint32_t off, uint32_t len)
 {
 	const struct blue_sge *sge = blue_wqe_sges(w);
-	uint8_t *buf = qp->ctx->eng.gather;
-	uint32_t i, start = 0, done = 0;
+	enum blue_mr_verdict v;
+	const void *at;
+	uint32_t bad = 0;
 
 	if (blue_wqe_is_inline(w))
 		return w->data + off;
-	for (i = 0; i < w->num_sge && done < len; i++) {
-		uint32_t end = start + sge[i].length, from, n;
-
-		if (off + done < end) {
-			from = off + done - start;
-			n = sge[i].length - from;
-			if (n > len - done)
-				n = len - done;
-			if (done == 0 && n == len)
-				return (const uint8_t *)(uintptr_t)(sge[i].addr + from);
-			memcpy(buf + done, (const void *)(uintptr_t)(sge[i].addr + from), n);
-			done += n;
-		}
-		start = end;
+	v = blue__copy_data(qp->ctx, qp->pd, sge, w->num_sge, off, qp->ctx->eng.gather, len,
+			    0, BLUE_COPY_FROM_MEM, &at, &bad);
+	if (v != BLUE_MR_OK) {
+		blue__logf("QP 0x%x: WQE wr_id %llu, SGE %u (lkey 0x%x): %s", qp->qpn,
+			   (unsigned long long)w->wr_id, bad,
+			   bad < w->num_sge ? sge[bad].lkey : 0, blue__mr_verdict_str(v));
+		return NULL;
 	}
-	return buf;
+	return at;
 }
 
 /* The opcode of the packet of @w that starts at @offset, and its payload length. */
@@ -155,9 +152,12 @@ static uint8_t pkt_opcode(const struct blue_send_wqe *w, uint32_t offset, uint32
 	}
 }
 
-/* The packet of @w that starts at byte @off, with @psn. Return: its BTH flags. */
-static uint32_t build_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, uint32_t off,
-			  uint32_t psn, struct blue_pkt *p)
+/*
+ * The packet of @w that starts at byte @off, with @psn; *@flp gets its BTH flags.
+ * Return: 0, or -EACCES if its payload is no longer in registered memory.
+ */
+static int build_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, uint32_t off,
+		     uint32_t psn, struct blue_pkt *p, uint32_t *flp)
 {
 	uint32_t mtu = blue__qp_mtu(qp), paylen, fl;
 	uint8_t op;
@@ -185,6 +185,8 @@ static uint32_t build_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, uin
 		p->imm = be32toh(w->imm_data);
 	if (paylen) {
 		p->payload = gather(qp, w, off, paylen);
+		if (!p->payload)
+			return -EACCES;
 		p->payload_len = paylen;
 	}
 	if (fl & BLUE_OPF_LAST) {
@@ -192,12 +194,20 @@ static uint32_t build_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, uin
 		if (w->send_flags & BLUE_SEND_SOLICITED)
 			p->se = 1;
 	}
-	return fl;
+	*flp = fl;
+	return 0;
+}
+
+/* A WQE whose memory went away under it fails with a local protection error (rxe). */
+static void wqe_prot_err(struct blue_swqe_eng *e)
+{
+	e->state = BLUE_SWQE_ERROR;
+	e->status = BLUE_WC_LOC_PROT_ERR;
 }
 
 /*
  * Build and queue the packet of the current WQE at req.offset. Nothing is committed
- * unless the frame was queued. Return: 0 or -EAGAIN.
+ * unless the frame was queued. Return: 0, -EAGAIN, or -EACCES (the WQE failed).
  */
 static int send_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, struct blue_swqe_eng *e)
 {
@@ -208,7 +218,11 @@ static int send_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, struct bl
 	struct blue_pkt p;
 	int err;
 
-	fl = build_pkt(qp, w, off, psn, &p);
+	err = build_pkt(qp, w, off, psn, &p, &fl);
+	if (err) {
+		wqe_prot_err(e);
+		return err;
+	}
 	npkts = wqe_npkts(w, off, mtu);
 	if (!(fl & BLUE_OPF_LAST) &&
 	    blue_psn_diff(psn, live->una_psn) % BLUE_ACKREQ_EVERY == BLUE_ACKREQ_EVERY - 1)
@@ -241,8 +255,8 @@ static int send_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, struct bl
 int blue__req_resend(struct blue_qp *qp, uint32_t idx, uint32_t psn, uint32_t npsn)
 {
 	const struct blue_send_wqe *w = blue_sq_wqe(&qp->sq, idx);
-	const struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
-	uint32_t mtu = blue__qp_mtu(qp), off = 0, room;
+	struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
+	uint32_t mtu = blue__qp_mtu(qp), off = 0, room, fl;
 	struct blue_pkt p;
 	int err;
 
@@ -251,7 +265,11 @@ int blue__req_resend(struct blue_qp *qp, uint32_t idx, uint32_t psn, uint32_t np
 		if (off > w->length)
 			off = w->length;
 	}
-	build_pkt(qp, w, off, psn, &p);
+	err = build_pkt(qp, w, off, psn, &p, &fl);
+	if (err) {
+		wqe_prot_err(e);	/* retired in order by the completer */
+		return err;
+	}
 	if (blue_op_is_read(w->opcode)) {
 		/* a new READ for the missing responses only (as rxe re-requests the rest) */
 		room = w->length - off;
@@ -276,6 +294,7 @@ int blue__req_run(struct blue_qp *qp)
 	const struct blue_send_wqe *w = NULL;
 	struct blue_swqe_eng *e = NULL;
 	uint32_t mtu = blue__qp_mtu(qp), limit, sent = 0;
+	int err;
 
 	/* selective retransmission: the holes first, then new packets */
 	if (qp->retx.req.pending && !qp->comp.rnr_wait &&
@@ -324,8 +343,7 @@ int blue__req_run(struct blue_qp *qp)
 			if (!local_keys_ok(qp, w)) {
 				/* a local protection error completes the WQE in error; the
 				 * completer reports it in order and moves the QP to ERROR (rxe) */
-				e->state = BLUE_SWQE_ERROR;
-				e->status = BLUE_WC_LOC_PROT_ERR;
+				wqe_prot_err(e);
 				st = BLUE_REQ_LOCAL_ERR;
 				break;
 			}
@@ -341,9 +359,13 @@ int blue__req_run(struct blue_qp *qp)
 			break;
 
 		case BLUE_REQ_SEND_PKT:
-			if (blue_psn_diff(live->sq_psn, live->una_psn) >= BLUE_REQ_WINDOW ||
-			    send_pkt(qp, w, e)) {
+			if (blue_psn_diff(live->sq_psn, live->una_psn) >= BLUE_REQ_WINDOW) {
 				st = BLUE_REQ_WAIT;
+				break;
+			}
+			err = send_pkt(qp, w, e);
+			if (err) {
+				st = err == -EACCES ? BLUE_REQ_LOCAL_ERR : BLUE_REQ_WAIT;
 				break;
 			}
 			sent++;

@@ -227,7 +227,10 @@ static bool read_resp(struct blue_qp *qp, const struct blue_pkt *p, uint32_t idx
 		return false;
 	}
 	if (!bit_get(qp->retx.req.rcvd, p->psn)) {
-		blue__comp_scatter(w, off, p->payload, p->payload_len);
+		if (!blue__comp_place(qp, w, off, p->payload, p->payload_len, why, sizeof(why))) {
+			blue__comp_fail_wqe(qp, BLUE_WC_LOC_PROT_ERR, why);
+			return false;
+		}
 		mark_rcvd(qp, p->psn);
 	}
 	executed_before(qp, e->first_psn);
@@ -243,6 +246,7 @@ bool blue__sr_comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 	uint8_t syn = p->aeth.syndrome;
 	uint32_t idx, n;
 	uint64_t orig;
+	char why[96];
 
 	sync_base(qp);
 	switch (p->opcode) {
@@ -287,8 +291,11 @@ bool blue__sr_comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 		if (!bit_get(qp->retx.req.rcvd, p->psn)) {
 			/* the original value lands in host order, as ibverbs returns it */
 			orig = p->atmack.orig;
-			memcpy((void *)(uintptr_t)blue_wqe_sges(blue_sq_wqe(&qp->sq, idx))[0].addr,
-			       &orig, sizeof(orig));
+			if (!blue__comp_place(qp, blue_sq_wqe(&qp->sq, idx), 0, &orig,
+					      sizeof(orig), why, sizeof(why))) {
+				blue__comp_fail_wqe(qp, BLUE_WC_LOC_PROT_ERR, why);
+				return true;
+			}
 			mark_rcvd(qp, p->psn);
 		}
 		executed_before(qp, p->psn);

@@ -8,8 +8,9 @@
  *  - ahead of the expected PSN: a sequence-error NAK, once per gap (last_nak_psn in
  *    the live context remembers which gap was NAK'd);
  *  - a duplicate SEND/WRITE: re-ACK the latest PSN (as rxe does);
- *  - a duplicate READ: executed again from memory; a duplicate atomic: answered from
- *    the per-QP cache of atomic results, never executed twice;
+ *  - a duplicate READ: replayed from the responder resource of the READ that executed
+ *    at that PSN, within its bytes (or dropped); a duplicate atomic: answered from its
+ *    resource, never executed twice (resp_res.c);
  *  - a SEND with no receive WQE posted: an RNR NAK carrying min_rnr_timer.
  *
  * Outgoing ACKs, NAKs and READ responses go through an ordered queue (resp.out); a
@@ -21,6 +22,7 @@
 #include <string.h>
 
 #include "runtime/log.h"
+#include "runtime/mr_copy.h"
 #include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
@@ -191,39 +193,25 @@ static void queue_nak(struct blue_qp *qp, uint8_t syndrome, uint32_t psn)
 /* ---- receive WQEs ----------------------------------------------------------------- */
 
 /*
- * Place @len bytes at @off of the receive WQE @w, checking each SGE's L_Key as it is
- * used. Return: BLUE_WC_SUCCESS, BLUE_WC_LOC_LEN_ERR (the message is longer than the
- * buffers) or BLUE_WC_LOC_PROT_ERR (an SGE's key or range is bad).
+ * Place @len bytes at @off of the receive WQE @w, each SGE translated through its L_Key
+ * as it is used. Return: BLUE_WC_SUCCESS, BLUE_WC_LOC_LEN_ERR (the message is longer
+ * than the buffers) or BLUE_WC_LOC_PROT_ERR (an SGE's key or range is bad).
  */
 static enum blue_wc_status recv_place(struct blue_qp *qp, const struct blue_recv_wqe *w,
 				      uint32_t off, const uint8_t *data, uint32_t len)
 {
-	uint32_t i, start = 0, done = 0;
 	enum blue_mr_verdict v;
-	void *host;
+	uint32_t bad = 0;
 
 	if (len > w->length || off > w->length - len)
 		return BLUE_WC_LOC_LEN_ERR;
-	for (i = 0; i < w->num_sge && done < len; i++) {
-		uint32_t end = start + w->sge[i].length, from, n;
-
-		if (off + done < end) {
-			from = off + done - start;
-			n = w->sge[i].length - from;
-			if (n > len - done)
-				n = len - done;
-			v = blue__mr_check(qp->ctx, qp->pd, w->sge[i].lkey, w->sge[i].addr + from,
-					   n, BLUE_ACCESS_LOCAL_WRITE, &host);
-			if (v != BLUE_MR_OK) {
-				blue__logf("QP 0x%x: receive wr_id %llu, SGE %u (lkey 0x%x): %s",
-					   qp->qpn, (unsigned long long)w->wr_id, i,
-					   w->sge[i].lkey, blue__mr_verdict_str(v));
-				return BLUE_WC_LOC_PROT_ERR;
-			}
-			memcpy(host, data + done, n);
-			done += n;
-		}
-		start = end;
+	v = blue__copy_data(qp->ctx, qp->pd, w->sge, w->num_sge, off, (void *)data, len,
+			    BLUE_ACCESS_LOCAL_WRITE, BLUE_COPY_TO_MEM, NULL, &bad);
+	if (v != BLUE_MR_OK) {
+		blue__logf("QP 0x%x: receive wr_id %llu, SGE %u (lkey 0x%x): %s", qp->qpn,
+			   (unsigned long long)w->wr_id, bad,
+			   bad < w->num_sge ? w->sge[bad].lkey : 0, blue__mr_verdict_str(v));
+		return BLUE_WC_LOC_PROT_ERR;
 	}
 	return BLUE_WC_SUCCESS;
 }
@@ -254,6 +242,77 @@ static void recv_complete(struct blue_qp *qp, enum blue_wc_status status,
 	blue_ring_consume(rq, 1);
 }
 
+/* ---- duplicates and responder resources ------------------------------------------------ */
+
+/*
+ * A duplicate READ (IBA 9.7.5.1.4): replayed only from the resource of a READ that
+ * executed here, and only inside the bytes that READ covered, starting where the
+ * request's PSN falls in it (a requester going back N resumes part way). A READ that
+ * never ran, one too old to be held, and one asking for more or other bytes than the
+ * original are dropped (rxe does the same): "behind rq_psn" is half the PSN space, and
+ * executing whatever arrives there would let a few forged requests make this side
+ * send gigabytes. Each packet is checked against the MR again when it goes out.
+ */
+static void dup_read(struct blue_qp *qp, const struct blue_pkt *p)
+{
+	const struct blue_resp_res *res = blue__resp_res_find(qp, p->psn, BLUE_RES_READ);
+	struct blue_resp_out *o;
+	uint64_t off;
+
+	/* the QP's rights as for a new READ: they may have been taken away since */
+	if (!res || p->reth.len > BLUE_MAX_MSG || !(qp->access_flags & BLUE_ACCESS_REMOTE_READ))
+		return;
+	off = (uint64_t)blue_psn_diff(p->psn, res->first_psn) * blue__qp_mtu(qp);
+	if (off > res->len || p->reth.rkey != res->rkey || p->reth.va != res->va + off ||
+	    p->reth.len > res->len - off)
+		return;
+	if (!blue__sr_on(qp))
+		read_supersede(qp, p->psn);
+	o = out_push(qp, BLUE_OUT_READ);
+	if (o) {
+		o->psn = p->psn;
+		o->rkey = res->rkey;
+		o->va = res->va + off;
+		o->len = p->reth.len;
+		o->replay = true;
+	}
+}
+
+/* A duplicate atomic: answered from its resource, never executed again (IBA 9.4.5). */
+static void dup_atomic(struct blue_qp *qp, const struct blue_pkt *p)
+{
+	const struct blue_resp_res *res = blue__resp_res_find(qp, p->psn, BLUE_RES_ATOMIC);
+	struct blue_resp_out *o;
+
+	if (!res)
+		return;
+	o = out_push(qp, BLUE_OUT_ATOMIC);
+	if (o) {
+		o->psn = p->psn;
+		o->orig = res->orig;
+		o->replay = true;
+	}
+}
+
+/* Keep what a READ or atomic that executes now did, for its duplicates. */
+static void res_record(struct blue_qp *qp, const struct blue_pkt *p, uint32_t npkts,
+		       uint64_t orig)
+{
+	struct blue_resp_res *res = blue__resp_res_new(qp);
+
+	res->first_psn = p->psn;
+	res->last_psn = blue_psn_add(p->psn, npkts - 1);
+	if (p->opcode == BLUE_OP_RC_READ_REQUEST) {
+		res->type = BLUE_RES_READ;
+		res->rkey = p->reth.rkey;
+		res->va = p->reth.va;
+		res->len = p->reth.len;
+	} else {
+		res->type = BLUE_RES_ATOMIC;
+		res->orig = orig;
+	}
+}
+
 /* ---- the request path ---------------------------------------------------------------- */
 
 /* One request; @replay: a request the reorder buffer held, already counted on arrival. */
@@ -263,7 +322,7 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 	struct blue_resp *r = &qp->resp;
 	enum blue_resp_state st = BLUE_RESP_CHECK_PSN;
 	uint8_t op = p->opcode, nak = 0;
-	uint32_t fl = blue_opcode_flags(op), mtu = blue__qp_mtu(qp), len = 0, i;
+	uint32_t fl = blue_opcode_flags(op), mtu = blue__qp_mtu(qp), len = 0;
 	bool first = fl & BLUE_OPF_FIRST, last = fl & BLUE_OPF_LAST;
 	bool is_send = op_is_send(op), is_write = op_is_write(op);
 	bool is_read = op == BLUE_OP_RC_READ_REQUEST, is_atomic = op_is_atomic(op);
@@ -322,34 +381,9 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				queue_ack(qp, AETH_ACK_NO_CREDIT, blue_psn_add(live->rq_psn,
 									       BLUE_PSN_MASK));
 			} else if (is_read) {
-				/* re-executed from memory, with the same checks as the first time */
-				len = p->reth.len;
-				if (!(qp->access_flags & BLUE_ACCESS_REMOTE_READ))
-					break;
-				if (len && blue__mr_check(qp->ctx, qp->pd, p->reth.rkey, p->reth.va,
-							  len, BLUE_ACCESS_REMOTE_READ,
-							  &mem) != BLUE_MR_OK)
-					break;
-				if (!blue__sr_on(qp))
-					read_supersede(qp, p->psn);
-				o = out_push(qp, BLUE_OUT_READ);
-				if (o) {
-					o->psn = p->psn;
-					o->src = mem;
-					o->len = len;
-				}
+				dup_read(qp, p);
 			} else if (is_atomic) {
-				/* answered from the cache, never executed again */
-				for (i = 0; i < BLUE_ATOMIC_CACHE; i++) {
-					if (r->atomic[i].valid && r->atomic[i].psn == p->psn) {
-						o = out_push(qp, BLUE_OUT_ATOMIC);
-						if (o) {
-							o->psn = p->psn;
-							o->orig = r->atomic[i].orig;
-						}
-						break;
-					}
-				}
+				dup_atomic(qp, p);
 			}
 			break;
 
@@ -398,6 +432,21 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				st = BLUE_RESP_RNR;
 				break;
 			}
+			/*
+			 * IBA 9.4.3: no more READs and atomics in progress than the responder
+			 * resources the requester was given; one more is an invalid request
+			 * (rxe's ERR_TOO_MANY_RDMA_ATM_REQ). A requester within its
+			 * max_rd_atomic never gets here: it counts a READ outstanding until its
+			 * last response arrives, and that leaves the queue first.
+			 */
+			if ((is_read || is_atomic) &&
+			    blue__resp_res_busy(qp) >= qp->max_dest_rd_atomic) {
+				snprintf(why, sizeof(why), "a READ/atomic beyond the %u responder "
+					 "resources (max_dest_rd_atomic)", qp->max_dest_rd_atomic);
+				nak = BLUE_NAK_INVALID_REQ;
+				st = BLUE_RESP_NAK;
+				break;
+			}
 			st = BLUE_RESP_CHECK_RKEY;
 			break;
 
@@ -417,8 +466,9 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				/* a zero-length WRITE names no memory: no R_Key check (rxe) */
 				if (len)
 					v = blue__mr_check(qp->ctx, qp->pd, p->reth.rkey, p->reth.va,
-							   len, BLUE_ACCESS_REMOTE_WRITE, &mem);
-				r->wr_dst = mem;
+							   len, BLUE_ACCESS_REMOTE_WRITE, NULL);
+				r->wr_rkey = p->reth.rkey;
+				r->wr_va = p->reth.va;
 				r->wr_resid = len;
 				r->wr_len = len;
 			} else if (is_write) {
@@ -430,6 +480,11 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 					st = BLUE_RESP_NAK;
 					break;
 				}
+				/* the MR may be gone since FIRST: this packet's range, again (rxe) */
+				if (p->payload_len)
+					v = blue__mr_check(qp->ctx, qp->pd, r->wr_rkey, r->wr_va,
+							   p->payload_len, BLUE_ACCESS_REMOTE_WRITE,
+							   NULL);
 			} else if (is_read) {
 				len = p->reth.len;
 				if (len > BLUE_MAX_MSG) {
@@ -440,7 +495,7 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				}
 				if (len)
 					v = blue__mr_check(qp->ctx, qp->pd, p->reth.rkey, p->reth.va,
-							   len, BLUE_ACCESS_REMOTE_READ, &mem);
+							   len, BLUE_ACCESS_REMOTE_READ, NULL);
 			} else if (is_atomic) {
 				if (p->atmeth.va & 7) {
 					/* atomics work on aligned 64-bit words (IBA 9.4.5) */
@@ -484,17 +539,29 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				r->in_msg = last ? BLUE_MSG_NONE : BLUE_MSG_SEND;
 			} else if (is_write) {
 				if (p->payload_len) {
-					memcpy(r->wr_dst, p->payload, p->payload_len);
-					r->wr_dst += p->payload_len;
+					v = blue__copy_mr(qp->ctx, qp->pd, r->wr_rkey, r->wr_va,
+							  (void *)p->payload, p->payload_len,
+							  BLUE_ACCESS_REMOTE_WRITE, BLUE_COPY_TO_MEM,
+							  NULL);
+					if (v != BLUE_MR_OK) {	/* checked above: not expected */
+						snprintf(why, sizeof(why), "WRITE at PSN 0x%x: %s",
+							 p->psn, blue__mr_verdict_str(v));
+						nak = BLUE_NAK_REM_ACCESS_ERR;
+						st = BLUE_RESP_NAK;
+						break;
+					}
+					r->wr_va += p->payload_len;
 					r->wr_resid -= p->payload_len;
 				}
 				r->in_msg = last ? BLUE_MSG_NONE : BLUE_MSG_WRITE;
 			} else if (is_read) {
 				o = out_push(qp, BLUE_OUT_READ);
 				o->psn = p->psn;
-				o->src = mem;
+				o->rkey = p->reth.rkey;
+				o->va = p->reth.va;
 				o->len = len;
 				o->msn = (live->msn + 1) & BLUE_PSN_MASK;
+				res_record(qp, p, blue__read_npkts(len, mtu), 0);
 			} else if (is_atomic) {
 				uint64_t *word = mem;
 
@@ -507,10 +574,7 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 					orig = __atomic_fetch_add(word, p->atmeth.swap_add,
 								  __ATOMIC_SEQ_CST);
 				}
-				r->atomic[r->atomic_next].psn = p->psn;
-				r->atomic[r->atomic_next].orig = orig;
-				r->atomic[r->atomic_next].valid = true;
-				r->atomic_next = (r->atomic_next + 1) % BLUE_ATOMIC_CACHE;
+				res_record(qp, p, 1, orig);
 				o = out_push(qp, BLUE_OUT_ATOMIC);
 				o->psn = p->psn;
 				o->orig = orig;
@@ -595,12 +659,51 @@ static uint8_t read_resp_opcode(uint32_t idx, uint32_t npkts)
 				  BLUE_OP_RC_READ_RESPONSE_MIDDLE;
 }
 
+/*
+ * The @chunk bytes of the READ response @o from o->off on, translated through its MR
+ * for this packet: the region may have been deregistered (and unmapped) since the
+ * request was checked. Return: false if the R_Key no longer covers them.
+ */
+static bool read_chunk(struct blue_qp *qp, const struct blue_resp_out *o, uint32_t chunk,
+		       const void **at)
+{
+	return blue__copy_mr(qp->ctx, qp->pd, o->rkey, o->va + o->off, qp->ctx->eng.gather,
+			     chunk, BLUE_ACCESS_REMOTE_READ, BLUE_COPY_FROM_MEM,
+			     at) == BLUE_MR_OK;
+}
+
+/*
+ * The READ response @o lost its memory part way: it ends with a remote access NAK at
+ * @psn, the first response packet it cannot send, and the QP moves to ERROR (the same
+ * class of error as a bad R_Key in the request, IBA 9.7.5.2.4). The requester has
+ * taken every response before @psn, so the NAK lands inside its READ.
+ */
+static void read_abort(struct blue_qp *qp, struct blue_resp_out *o, uint32_t psn)
+{
+	struct blue_qp_ctx *live = qp->live;
+	char why[96];
+
+	o->kind = BLUE_OUT_ACK;
+	o->syndrome = BLUE_NAK_REM_ACCESS_ERR;
+	o->psn = psn;
+	live->naks_sent++;
+	BLUE_PROBE3(nak_sent, qp->qpn, psn, BLUE_NAK_REM_ACCESS_ERR);
+	live->last_nak_psn = psn;
+	live->last_nak_syndrome = BLUE_NAK_REM_ACCESS_ERR;
+	qp->ctx->eng.st.rx_access_err++;
+	snprintf(why, sizeof(why), "READ response at PSN 0x%x: R_Key 0x%x no longer "
+		 "covers 0x%llx (MR deregistered?)", psn, o->rkey,
+		 (unsigned long long)(o->va + o->off));
+	blue__qp_error(qp, why);
+}
+
 int blue__resp_tx(struct blue_qp *qp)
 {
 	struct blue_resp *r = &qp->resp;
 	bool in_err = qp->live->state == BLUE_QPS_ERR;
 	uint32_t mtu = blue__qp_mtu(qp), npkts, idx, chunk;
 	struct blue_resp_out *o;
+	const void *at;
 	struct blue_pkt p;
 	int sent = 0;
 
@@ -640,7 +743,13 @@ int blue__resp_tx(struct blue_qp *qp)
 				     blue_psn_add(o->psn, idx));
 			p.aeth.syndrome = AETH_ACK_NO_CREDIT;
 			p.aeth.msn = o->msn;
-			p.payload = chunk ? o->src + o->off : NULL;
+			at = NULL;
+			if (chunk && !read_chunk(qp, o, chunk, &at)) {
+				read_abort(qp, o, blue_psn_add(o->psn, idx));
+				in_err = true;
+				continue;	/* the entry is now that NAK */
+			}
+			p.payload = at;
 			p.payload_len = chunk;
 			if (blue__qp_tx(qp, &p))
 				return sent;

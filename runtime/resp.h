@@ -18,7 +18,7 @@ struct blue_pkt;
 
 enum blue_resp_state {
 	BLUE_RESP_CHECK_PSN,	/* in order, duplicate, or ahead (a gap)? */
-	BLUE_RESP_DUPLICATE,	/* re-ACK, re-read, or replay a cached atomic result */
+	BLUE_RESP_DUPLICATE,	/* re-ACK, or replay a READ/atomic from its resource */
 	BLUE_RESP_SEQ_ERR,	/* a gap: NAK once, drop */
 	BLUE_RESP_CHECK_OP_SEQ,	/* FIRST/MIDDLE/LAST in the right order */
 	BLUE_RESP_CHECK_OP_VALID, /* the QP allows this operation */
@@ -49,14 +49,37 @@ struct blue_resp_out {
 	uint8_t syndrome;	/* AETH syndrome (ACK/NAK/RNR NAK) */
 	uint32_t psn;		/* ACK: the PSN acknowledged; READ: first response PSN */
 	uint32_t msn;
-	const uint8_t *src;	/* READ: the data, already checked against the MR */
+	uint32_t rkey;		/* READ: the R_Key, translated again for every packet */
+	uint64_t va;		/* READ: where the data starts */
 	uint32_t len;		/* READ: bytes in all */
 	uint32_t off;		/* READ: bytes sent so far */
 	uint64_t orig;		/* ATOMIC: the value before the operation */
+	bool replay;		/* READ/ATOMIC: answers a duplicate, holds no resource */
 };
 
 #define BLUE_RESP_OUTQ		64	/* power of two */
-#define BLUE_ATOMIC_CACHE	BLUE_MAX_RD_ATOMIC
+
+enum blue_res_type {
+	BLUE_RES_NONE = 0,
+	BLUE_RES_READ,
+	BLUE_RES_ATOMIC,
+};
+
+/*
+ * A READ or atomic that executed, kept so that its duplicate is answered as the first
+ * was and nothing else is (rxe's struct resp_res). The ring holds the last
+ * max_dest_rd_atomic of them: a requester never has more outstanding (IBA 9.4.3), so
+ * any request it may resend is here.
+ */
+struct blue_resp_res {
+	uint8_t type;		/* enum blue_res_type */
+	uint32_t first_psn;	/* the request's PSN */
+	uint32_t last_psn;	/* READ: the PSN of its last response packet; atomic: first */
+	uint32_t rkey;		/* READ: what it read */
+	uint64_t va;
+	uint32_t len;
+	uint64_t orig;		/* atomic: the value before the operation */
+};
 
 /* A message in progress across packets (IBA 9.7: FIRST ... LAST order). */
 enum blue_resp_msg {
@@ -70,21 +93,32 @@ struct blue_resp {
 	uint8_t in_msg;			/* enum blue_resp_msg */
 	/* an open SEND fills the receive WQE at the head of the receive queue */
 	uint32_t recv_off;		/* bytes placed so far */
-	/* an open WRITE */
-	uint8_t *wr_dst;		/* where the next payload byte goes */
+	/* an open WRITE: each packet is checked and placed through the MR (rxe) */
+	uint32_t wr_rkey;		/* the RETH's R_Key */
+	uint64_t wr_va;			/* where the next payload byte goes */
 	uint32_t wr_resid;		/* bytes the RETH announced and not yet received */
 	uint32_t wr_len;		/* the RETH length (byte_len of a WRITE with imm) */
 	/* outgoing, in PSN order */
 	struct blue_resp_out out[BLUE_RESP_OUTQ];
 	uint32_t out_prod, out_cons;
-	/* results of executed atomics, so that a duplicate is answered, not re-run */
-	struct {
-		uint32_t psn;
-		bool valid;
-		uint64_t orig;
-	} atomic[BLUE_ATOMIC_CACHE];
-	uint32_t atomic_next;
+	/* READs and atomics that executed (resp_res.c), the oldest replaced first */
+	struct blue_resp_res res[BLUE_MAX_RD_ATOMIC];
+	uint32_t res_head;		/* the slot the next one takes */
 };
+
+/*
+ * Responder resources (resp_res.c):
+ *  blue__resp_res_new()  - the slot for a READ/atomic that executes now (the oldest
+ *                          one's, which is forgotten), cleared;
+ *  blue__resp_res_find() - the executed READ whose responses include @psn, or the
+ *                          atomic at @psn (@type), or NULL: never ran, or too old;
+ *  blue__resp_res_busy() - READ/atomic requests whose responses are still queued.
+ */
+struct blue_resp_res *blue__resp_res_new(struct blue_qp *qp) __attribute__((visibility("hidden")));
+const struct blue_resp_res *blue__resp_res_find(const struct blue_qp *qp, uint32_t psn,
+						enum blue_res_type type)
+	__attribute__((visibility("hidden")));
+uint32_t blue__resp_res_busy(const struct blue_qp *qp) __attribute__((visibility("hidden")));
 
 /* blue__resp_rx() - one request packet for this QP. */
 void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)

@@ -325,7 +325,17 @@ int blue_dealloc_pd(struct blue_pd *pd);
  */
 struct blue_mr *blue_reg_mr(struct blue_pd *pd, void *addr, size_t length, unsigned int access);
 
-/** blue_dereg_mr() - Return: 0 or errno. */
+/**
+ * blue_dereg_mr() - deregister @mr. Once it returns, the engine never reads or writes
+ * a byte of the region again, so the memory may be freed or unmapped: every access
+ * translates its key through the MR table at the moment it happens. Operations still
+ * using the region fail as IBA has it: a local send/READ/atomic WQE with a local
+ * protection error; an incoming WRITE or an outgoing READ response with a remote
+ * access NAK, and the responder's QP goes to ERROR.
+ * Locking: the context's thread, as every call (compat holds the context lock, which
+ * its progress thread also takes).
+ * Return: 0 or errno.
+ */
 int blue_dereg_mr(struct blue_mr *mr);
 
 /* What backs a blue_buf_alloc() buffer (its @flags_out); 0 is plain 4 KiB pages. */

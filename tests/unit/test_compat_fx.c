@@ -100,7 +100,7 @@ int cx_qp_rtr(struct cx_side *s, struct cx_side *peer, uint8_t dest)
 }
 
 /* RESET -> INIT -> RTR -> RTS, as ibv_rc_pingpong does it (GID index 1). */
-static void qp_connect(struct cx_side *s, struct cx_side *peer, uint8_t depth)
+static void qp_connect(struct cx_side *s, struct cx_side *peer, uint8_t depth, uint8_t dest)
 {
 	struct ibv_qp_attr a;
 
@@ -111,7 +111,7 @@ static void qp_connect(struct cx_side *s, struct cx_side *peer, uint8_t depth)
 			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 	cr_assert_eq(ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				   IBV_QP_ACCESS_FLAGS), 0);
-	cr_assert_eq(cx_qp_rtr(s, peer, 4), 0);
+	cr_assert_eq(cx_qp_rtr(s, peer, dest ? dest : 4), 0);
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 0x100;
@@ -127,8 +127,8 @@ static void qp_connect(struct cx_side *s, struct cx_side *peer, uint8_t depth)
 
 void cx_connect(struct cx_fx *fx)
 {
-	qp_connect(&fx->a, &fx->b, fx->init_depth);
-	qp_connect(&fx->b, &fx->a, fx->init_depth);
+	qp_connect(&fx->a, &fx->b, fx->init_depth, fx->dest_depth);
+	qp_connect(&fx->b, &fx->a, fx->init_depth, fx->dest_depth);
 }
 
 void cx_init(struct cx_fx *fx, uint64_t send_ops)

@@ -32,6 +32,7 @@ struct cx_side {
 struct cx_fx {
 	struct cx_side a, b;
 	uint8_t init_depth;		/* max_rd_atomic cx_connect asks for (0: 4) */
+	uint8_t dest_depth;		/* max_dest_rd_atomic it gives (0: 4) */
 };
 
 /* Contexts, PDs, a CQ each (ibv_create_cq_ex), buffers with MRs; no QPs. */
