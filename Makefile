@@ -222,6 +222,11 @@ FUZZ_LIB_OBJS := $(LIB_SRCS:%.c=$(B)/fuzz/obj/%.o)
 FUZZ_ALL     := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_FLAGS   := -timeout=10 -max_len=4096 -len_control=0
+# the receive-path fuzzers share their world (tests/fuzz/world.h)
+FUZZ_EXTRA_fuzz_rx  := tests/fuzz/world.c
+FUZZ_EXTRA_fuzz_seq := tests/fuzz/world.c
+# (a function: a % written in the rule itself would be taken for the stem)
+fuzz_extra_objs = $(patsubst %.c,$(B)/fuzz/obj/%.o,$(FUZZ_EXTRA_fuzz_$(1)))
 
 $(B)/fuzz/obj/%.o: %.c $(SKELS)
 	@mkdir -p $(@D)
@@ -230,7 +235,7 @@ $(B)/fuzz/obj/%.o: %.c $(SKELS)
 
 .SECONDEXPANSION:
 $(B)/fuzz/fuzz_%: $(B)/fuzz/obj/tests/fuzz/fuzz_%.o $(FUZZ_LIB_OBJS) \
-		$$(patsubst %.c,$(B)/fuzz/obj/%.o,$$(FUZZ_EXTRA_fuzz_$$*))
+		$$(call fuzz_extra_objs,$$*)
 	$(call msg,FUZZ-LD,$@)
 	$(Q)$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
