@@ -67,6 +67,7 @@ struct side {
 	unsigned int nsends, nrecvs;
 	int64_t last_send_done;	/* index in sends[] of the latest send completion */
 	bool drop_own;		/* the filter loses this side's own frames */
+	struct blue_qp_ctx fresh;	/* the QP's live context as blue_create_qp() left it */
 };
 
 
@@ -893,6 +894,8 @@ void fz_world_open(void)
 		 !blue__set_neigh(g_b.ctx, g_a.ip, g_a.mac), "neigh");
 	qp_create(&g_a);
 	qp_create(&g_b);
+	g_a.fresh = *g_a.qp->live;
+	g_b.fresh = *g_b.qp->live;
 	blue_hal_loopback_set_filter(ha, filter, &g_a);
 	blue_hal_loopback_set_filter(hb, filter, &g_b);
 }
@@ -909,11 +912,28 @@ void fz_world_close(void)
 	blue_hal_destroy(hb);
 }
 
+/* To RESET, which must leave the QP as it was created: the next input starts there. */
 static bool qp_to_reset(struct side *s)
 {
 	struct blue_qp_attr a = { .qp_state = BLUE_QPS_RESET };
+	const struct blue_qp *qp = s->qp;
+	static const struct blue_comp comp0;
+	static const struct blue_resp resp0;
+	static const struct blue_req req0;
 
-	return !blue_modify_qp(s->qp, &a, BLUE_QP_STATE);
+	if (blue_modify_qp(s->qp, &a, BLUE_QP_STATE))
+		return false;
+	FZ_CHECK(!memcmp(qp->live, &s->fresh, sizeof(s->fresh)), "%s: the live context after "
+		 "RESET differs from a new QP's at byte %zu", s->name,
+		 first_diff((const uint8_t *)qp->live, (const uint8_t *)&s->fresh,
+			    sizeof(s->fresh)));
+	FZ_CHECK(!memcmp(&qp->req, &req0, sizeof(req0)) &&
+		 !memcmp(&qp->resp, &resp0, sizeof(resp0)) &&
+		 !memcmp(&qp->comp, &comp0, sizeof(comp0)) &&
+		 !blue_ring_count(&qp->sq.ring) && !blue_ring_count(&qp->rq.ring),
+		 "%s: requester, responder, completer or a work queue not empty after RESET",
+		 s->name);
+	return true;
 }
 
 static bool pool_whole(const struct side *s)
