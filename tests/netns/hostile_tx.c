@@ -29,8 +29,8 @@
  *    --part main, waits until the victims show ERROR, then runs --part rest.
  *
  * Output: one line per kind, "SENT <kind> <frames> <where counted>", where is
- * xdp.<reason> (bluectl stats), engine.<counter> (hostile_peer's ENGINE lines) or
- * victim<i>.<what> (the victim QP's context: NAK syndrome, state); then "TOTAL n".
+ * xdp.<reason> (bluectl stats), engine.<counter> (hostile_peer's ENGINE lines),
+ * hal.<counter> (bluectl stats: the receiver's HAL) or victim<i>.<what> (the victim QP's context: NAK syndrome, state); then "TOTAL n".
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -421,6 +421,12 @@ static void mb_kinds(struct tx *tx, const struct target *t, unsigned int count)
 		send_frame(tx, &f);
 	}
 	report("mb_pad_split", n, "engine.parse_bad_payload_len");
+
+	for (i = 0; i < count; i++) {	/* valid headers, 8 KiB of payload: beyond max_pkt */
+		build(t, &f, BLUE_OP_RC_SEND_ONLY, t->main_qpn, t->main_psn, 2 * t->mtu);
+		send_frame(tx, &f);
+	}
+	report("mb_oversize", count, "hal.rx_dropped");
 }
 
 /* ---- group 3: transport-rule breakers, at victim QPs --------------------------------------- */
@@ -437,6 +443,7 @@ struct vkind {
 	const char *name;
 	uint8_t op;
 	uint32_t paylen;	/* or PL_MTU */
+	uint32_t pl_plus;	/* bytes beyond that */
 	enum va_base base;
 	int64_t va_off;
 	uint32_t rkey_xor;
@@ -445,24 +452,27 @@ struct vkind {
 };
 
 static const struct vkind vkinds[] = {
-	{ "middle_without_first", BLUE_OP_RC_SEND_MIDDLE, PL_MTU, VA_MR, 0, 0, 0,
+	{ "middle_without_first", BLUE_OP_RC_SEND_MIDDLE, PL_MTU, 0, VA_MR, 0, 0, 0,
 	  "victim1.nak_0x61" },
-	{ "reth_beyond_mr", BLUE_OP_RC_WRITE_ONLY, 64, VA_END, 48, 0, 64, "victim2.nak_0x62" },
-	{ "wrong_rkey", BLUE_OP_RC_WRITE_ONLY, 64, VA_MR, 0, 0x700, 64, "victim3.nak_0x62" },
-	{ "misaligned_atomic", BLUE_OP_RC_FETCH_ADD, 0, VA_MR, 4, 0, 0, "victim4.nak_0x61" },
-	{ "read_unregistered", BLUE_OP_RC_READ_REQUEST, 0, VA_CANARY, 0, 0, 4096,
+	{ "reth_beyond_mr", BLUE_OP_RC_WRITE_ONLY, 64, 0, VA_END, 48, 0, 64, "victim2.nak_0x62" },
+	{ "wrong_rkey", BLUE_OP_RC_WRITE_ONLY, 64, 0, VA_MR, 0, 0x700, 64, "victim3.nak_0x62" },
+	{ "misaligned_atomic", BLUE_OP_RC_FETCH_ADD, 0, 0, VA_MR, 4, 0, 0, "victim4.nak_0x61" },
+	{ "read_unregistered", BLUE_OP_RC_READ_REQUEST, 0, 0, VA_CANARY, 0, 0, 4096,
 	  "victim5.nak_0x62" },
 	/* a full-MTU WRITE whose last 4 bytes would land past the MR (at MTU 4096 a
 	 * multi-buffer frame): not one byte of it may reach the MR or the canary after it */
-	{ "payload_at_mr_end", BLUE_OP_RC_WRITE_ONLY, PL_MTU, VA_END, 4, 0, PL_MTU,
+	{ "payload_at_mr_end", BLUE_OP_RC_WRITE_ONLY, PL_MTU, 0, VA_END, 4, 0, PL_MTU,
 	  "victim6.nak_0x62" },
+	/* a SEND ONLY one word longer than the path MTU, which the link still carries */
+	{ "payload_over_mtu", BLUE_OP_RC_SEND_ONLY, PL_MTU, 4, VA_MR, 0, 0, 0,
+	  "victim7.nak_0x61" },
 };
 
 static void build_vkind(const struct target *t, struct frame *f, const struct vkind *k,
 			unsigned int v)
 {
 	static struct frame tmp;
-	uint32_t paylen = k->paylen == PL_MTU ? t->mtu : k->paylen;
+	uint32_t paylen = (k->paylen == PL_MTU ? t->mtu : k->paylen) + k->pl_plus;
 	struct blue_pkt p;
 	uint64_t va;
 
