@@ -904,6 +904,9 @@ void fz_world_close(void)
 {
 	struct blue_hal *ha = g_a.hal, *hb = g_b.hal;
 
+	/* what the input's last drain left behind (blue_poll_cq's own pass completed it) */
+	drain_cqs(&g_a);
+	drain_cqs(&g_b);
 	blue_hal_loopback_set_filter(ha, NULL, NULL);
 	blue_hal_loopback_set_filter(hb, NULL, NULL);
 	side_close(&g_a);
