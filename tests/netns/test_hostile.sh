@@ -11,6 +11,10 @@
 #    must NAK, which go to victim QPs so that the main QP only ever sees frames that are
 #    dropped silently;
 #  - nothing crashes; both processes exit cleanly (under SAN=1 with no leak reported).
+# It runs twice: at path MTU 1024 (netdev MTU 1500) and at 4096 (netdev MTU 9000), where
+# frames beyond ~3.5 KB reach XDP as frags and AF_XDP as several descriptors; there
+# hostile_tx adds the multi-buffer kinds (mb_*), the HAL's rx_multibuf counts at least
+# the hostile ones that reached the socket, and rx_dropped the ones too big to gather.
 # The table printed at the end gives, per kind, the frames sent and how each was counted.
 # Run: B=build bash tests/lib/runner.sh tests/netns/test_hostile.sh
 # shellcheck source=tests/lib/netns.sh
