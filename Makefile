@@ -225,6 +225,9 @@ FUZZ_ALL     := $(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_FLAGS   := -timeout=10 -max_len=4096 -len_control=0
 FUZZ_EXTRA_fuzz_http := tools/bluectl/http_req.c
+# the receive-path fuzzers share their world (tests/fuzz/world.h)
+FUZZ_EXTRA_fuzz_rx  := tests/fuzz/world.c
+FUZZ_EXTRA_fuzz_seq := tests/fuzz/world.c
 
 $(B)/fuzz/obj/%.o: %.c $(SKELS)
 	@mkdir -p $(@D)

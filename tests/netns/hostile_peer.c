@@ -25,7 +25,8 @@
  * end the main transfer. Their NAKs go to the client's netdev and die there in XDP.
  *
  * The server prints, for hostile_tx and the test:
- *   INFO main_qpn Q main_psn P rkey K mr ADDR mr_len N canary ADDR victims Q:P,Q:P,...
+ *   INFO main_qpn Q main_psn P rkey K mr ADDR mr_len N canary ADDR mtu M victims Q:P,...
+ * (mtu: the path MTU, in bytes, that the main QP and the victims run at)
  * and after the client's "done": ENGINE <counter> <value> lines (the engine's drop and
  * refusal counters, which only this process can read), then HOLD, then RESULT.
  * Exit 0 only when every check passed on this side.
@@ -60,6 +61,7 @@
 #define VICTIM_PEER	0xbad000u	/* + i: a QPN nobody owns, at the client's address */
 #define VICTIM_PSN	0x100000u	/* * (i + 1): each victim's expected receive PSN */
 #define CANARY		0xca
+#define TAIL_LEN	(2 * PG)	/* the MR's end, beyond anything the transfer writes */
 
 enum {
 	IMM_DATA = 0xb2000000,		/* client -> server: | round (low 16 bits) */
@@ -120,10 +122,22 @@ static int alloc_mem(struct side *s)
 	return 0;
 }
 
-/* Both canary pages still hold nothing but the canary byte. */
+/*
+ * Both canary pages still hold nothing but the canary byte, and the MR's last two pages,
+ * which the transfer never writes, are still zero: hostile WRITEs aimed across the MR's
+ * end are refused whole (IBA C9-88: no byte of a request that fails its R_Key checks).
+ */
 static int canaries_ok(struct side *s, const char *when)
 {
 	const uint8_t *c[2] = { s->area + PG, s->area + 2 * PG + MR_LEN };
+	const uint8_t *tail = s->e.mem + MR_LEN - TAIL_LEN;
+
+	for (uint32_t i = 0; i < TAIL_LEN; i++)
+		if (tail[i]) {
+			rc_failf(&s->e, "%s: the MR's untouched tail was written at MR offset %u",
+				 when, MR_LEN - TAIL_LEN + i);
+			return -1;
+		}
 
 	for (unsigned int k = 0; k < 2; k++)
 		for (uint32_t i = 0; i < PG; i++)
@@ -132,7 +146,8 @@ static int canaries_ok(struct side *s, const char *when)
 				      when, k ? "after" : "before", i);
 				return -1;
 			}
-	printf("ok canaries intact %s (2 pages around the %u-byte MR)\n", when, MR_LEN);
+	printf("ok canaries intact %s (2 pages around the %u-byte MR, its last %u bytes "
+	       "zero)\n", when, MR_LEN, TAIL_LEN);
 	return 0;
 }
 
@@ -209,8 +224,9 @@ static void print_info(struct side *s)
 	unsigned int i;
 
 	printf("INFO main_qpn 0x%06x main_psn 0x%06x rkey 0x%08x mr 0x%" PRIxPTR " mr_len %u "
-	       "canary 0x%" PRIxPTR " victims ", blue_qp_num(s->e.qp), s->e.remote.psn,
-	       s->e.mr->rkey, (uintptr_t)s->e.mem, MR_LEN, (uintptr_t)(s->area + PG));
+	       "canary 0x%" PRIxPTR " mtu %d victims ", blue_qp_num(s->e.qp), s->e.remote.psn,
+	       s->e.mr->rkey, (uintptr_t)s->e.mem, MR_LEN, (uintptr_t)(s->area + PG),
+	       blue_mtu_bytes(s->e.remote.mtu));
 	for (i = 0; i < s->o->victims; i++)
 		printf("%s0x%06x:0x%06x", i ? "," : "", blue_qp_num(s->victim[i]),
 		       VICTIM_PSN * (i + 1));

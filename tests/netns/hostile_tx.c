@@ -5,7 +5,7 @@
  *
  *   hostile_tx IFNAME --src-mac M --dst-mac M --src-ip A --dst-ip B
  *              --info "main_qpn Q main_psn P rkey K mr ADDR mr_len N canary ADDR
- *                      victims Q:P,..."          (hostile_peer's INFO line)
+ *                      mtu M victims Q:P,..."    (hostile_peer's INFO line)
  *              [--count N] [--flood N] [--spoof-ip C] [--victim-wait-ms N]
  *              [--part all|main|rest]
  *
@@ -16,7 +16,9 @@
  *  - well-formed enough for XDP but wrong (bad ICRC, pad on an opcode without payload,
  *    unaligned payload, IP options, bad IP checksum, a spoofed source, a UC opcode at an
  *    RC QP): sent at the main QP, dropped silently by the runtime's parser and address
- *    checks, each under its engine counter;
+ *    checks, each under its engine counter; at path MTU 4096 also multi-buffer frames
+ *    (lengths that disagree with the frags' total, a cut second fragment, the ICRC and
+ *    a short payload across the split), dropped in XDP or by the runtime;
  *  - well-formed requests that break the transport rules (PSNs outside the window,
  *    MIDDLE without FIRST, RETH beyond the MR, a wrong R_Key, an unaligned atomic, a
  *    READ of unregistered memory): IBA answers these with a NAK, and all but the PSN
@@ -27,8 +29,8 @@
  *    --part main, waits until the victims show ERROR, then runs --part rest.
  *
  * Output: one line per kind, "SENT <kind> <frames> <where counted>", where is
- * xdp.<reason> (bluectl stats), engine.<counter> (hostile_peer's ENGINE lines) or
- * victim<i>.<what> (the victim QP's context: NAK syndrome, state); then "TOTAL n".
+ * xdp.<reason> (bluectl stats), engine.<counter> (hostile_peer's ENGINE lines),
+ * hal.<counter> (bluectl stats: the receiver's HAL) or victim<i>.<what> (the victim QP's context: NAK syndrome, state); then "TOTAL n".
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -47,8 +49,9 @@
 #include "runtime/codec.h"
 
 #define MAX_VICTIMS	16
-#define FRAME_CAP	2048
-#define MTU		1024u	/* the path MTU on a 1500-byte link */
+#define FRAME_CAP	9216	/* a jumbo frame: path MTU 4096 needs a netdev MTU above 4096 */
+#define MB_SPLIT_LO	3300u	/* SEND payloads swept across where veth splits a frame ... */
+#define MB_SPLIT_HI	3900u	/* ... into XDP frags (~3.5 KB: a page less headroom, tailroom) */
 #define L3		BLUE_ETH_HLEN
 #define L4		(L3 + BLUE_IPV4_MIN_HLEN)
 #define BTH		(L4 + BLUE_UDP_HLEN)
@@ -57,6 +60,7 @@ struct target {
 	uint8_t src_mac[6], dst_mac[6];
 	uint32_t src_ip, dst_ip, spoof_ip;	/* network order */
 	uint32_t main_qpn, main_psn, rkey, mr_len;
+	uint32_t mtu;		/* the path MTU the QPs run at, in bytes */
 	uint64_t mr, canary;
 	uint32_t vqpn[MAX_VICTIMS], vpsn[MAX_VICTIMS];
 	unsigned int nvictims;
@@ -359,50 +363,135 @@ static void engine_kinds(struct tx *tx, const struct target *t, unsigned int cou
 	report("uc_opcode_at_rc", count, "engine.rx_wrong_transport");
 }
 
+/* ---- group 2b: multi-buffer frames (path MTU 4096), at the main QP --------------------- */
+
+/*
+ * Frames that only exist when a packet is larger than one XDP buffer: veth hands XDP a
+ * frame of more than ~3.5 KB as a head buffer plus frags, and AF_XDP delivers it as
+ * several descriptors that the HAL gathers. The lengths the headers claim must be
+ * checked against the whole frame, and the pad and ICRC found wherever the split falls.
+ */
+static void mb_kinds(struct tx *tx, const struct target *t, unsigned int count)
+{
+	struct frame f;
+	unsigned int i, n;
+	uint32_t pl;
+
+	for (i = 0; i < count; i++) {	/* IPv4 total length beyond the frags' total */
+		build(t, &f, BLUE_OP_RC_SEND_ONLY, t->main_qpn, t->main_psn, t->mtu);
+		put16(f.b + L3 + 2, (uint16_t)(get16(f.b + L3 + 2) + 4 + 4 * i));
+		fix_ipcsum(f.b + L3);
+		send_frame(tx, &f);
+	}
+	report("mb_ip_len_lie", count, "xdp.drop_bad_ip_hdr");
+
+	for (i = 0; i < count; i++) {	/* the second fragment cut short, headers as sent */
+		build(t, &f, BLUE_OP_RC_SEND_ONLY, t->main_qpn, t->main_psn, t->mtu);
+		f.len -= 64 + 8 * i;
+		send_frame(tx, &f);
+	}
+	report("mb_trunc_frag", count, "xdp.drop_bad_ip_hdr");
+
+	for (i = 0; i < count; i++) {	/* UDP length beyond the IP payload */
+		build(t, &f, BLUE_OP_RC_SEND_ONLY, t->main_qpn, t->main_psn, t->mtu);
+		put16(f.b + L4 + 4, (uint16_t)(get16(f.b + L4 + 4) + 4 + 4 * i));
+		send_frame(tx, &f);
+	}
+	report("mb_udp_len_lie", count, "xdp.drop_bad_udp_len");
+
+	for (i = 0; i < count; i++) {	/* UDP length short of the IP payload: the frags' */
+		build(t, &f, BLUE_OP_RC_SEND_ONLY, t->main_qpn, t->main_psn, t->mtu);
+		put16(f.b + L4 + 4, (uint16_t)(get16(f.b + L4 + 4) - 4));
+		send_frame(tx, &f);
+	}
+	report("mb_udp_len_short", count, "engine.parse_bad_udp_len");
+
+	/* the ICRC in every position around the split: one bit of it flipped */
+	for (n = 0, pl = MB_SPLIT_LO; pl <= MB_SPLIT_HI; pl += 4, n++) {
+		build(t, &f, BLUE_OP_RC_SEND_ONLY, t->main_qpn, t->main_psn, pl);
+		f.b[f.len - 1 - n % BLUE_ICRC_LEN] ^= 0x10;
+		send_frame(tx, &f);
+	}
+	report("mb_icrc_split", n, "engine.rx_bad_icrc");
+
+	/* pad 0 and a payload one byte short of whole words, ICRC correct, around the split */
+	for (n = 0, pl = MB_SPLIT_LO; pl <= MB_SPLIT_HI; pl += 4, n++) {
+		build(t, &f, BLUE_OP_RC_SEND_ONLY, t->main_qpn, t->main_psn, pl);
+		insert(&f, f.len - BLUE_ICRC_LEN, 3, 0x5a);
+		send_frame(tx, &f);
+	}
+	report("mb_pad_split", n, "engine.parse_bad_payload_len");
+
+	for (i = 0; i < count; i++) {	/* valid headers, 8 KiB of payload: beyond max_pkt */
+		build(t, &f, BLUE_OP_RC_SEND_ONLY, t->main_qpn, t->main_psn, 2 * t->mtu);
+		send_frame(tx, &f);
+	}
+	report("mb_oversize", count, "hal.rx_dropped");
+}
+
 /* ---- group 3: transport-rule breakers, at victim QPs --------------------------------------- */
+
+#define PL_MTU	UINT32_MAX	/* a payload (and RETH length) of one path MTU */
+
+enum va_base {
+	VA_MR,		/* va_off from the MR's start */
+	VA_END,		/* va_off from where the payload would end at the MR's end */
+	VA_CANARY,	/* the canary page before the MR */
+};
 
 struct vkind {
 	const char *name;
 	uint8_t op;
-	uint32_t paylen;
-	int64_t va_off;		/* from the MR start */
-	bool canary_va;		/* va in the canary page before the MR instead */
+	uint32_t paylen;	/* or PL_MTU */
+	uint32_t pl_plus;	/* bytes beyond that */
+	enum va_base base;
+	int64_t va_off;
 	uint32_t rkey_xor;
-	uint32_t reth_len;
+	uint32_t reth_len;	/* or PL_MTU */
 	const char *where;
 };
 
 static const struct vkind vkinds[] = {
-	{ "middle_without_first", BLUE_OP_RC_SEND_MIDDLE, MTU, 0, false, 0, 0,
+	{ "middle_without_first", BLUE_OP_RC_SEND_MIDDLE, PL_MTU, 0, VA_MR, 0, 0, 0,
 	  "victim1.nak_0x61" },
-	{ "reth_beyond_mr", BLUE_OP_RC_WRITE_ONLY, 64, -16, false, 0, 64,
-	  "victim2.nak_0x62" },
-	{ "wrong_rkey", BLUE_OP_RC_WRITE_ONLY, 64, 0, false, 0x700, 64, "victim3.nak_0x62" },
-	{ "misaligned_atomic", BLUE_OP_RC_FETCH_ADD, 0, 4, false, 0, 0, "victim4.nak_0x61" },
-	{ "read_unregistered", BLUE_OP_RC_READ_REQUEST, 0, 0, true, 0, 4096,
+	{ "reth_beyond_mr", BLUE_OP_RC_WRITE_ONLY, 64, 0, VA_END, 48, 0, 64, "victim2.nak_0x62" },
+	{ "wrong_rkey", BLUE_OP_RC_WRITE_ONLY, 64, 0, VA_MR, 0, 0x700, 64, "victim3.nak_0x62" },
+	{ "misaligned_atomic", BLUE_OP_RC_FETCH_ADD, 0, 0, VA_MR, 4, 0, 0, "victim4.nak_0x61" },
+	{ "read_unregistered", BLUE_OP_RC_READ_REQUEST, 0, 0, VA_CANARY, 0, 0, 4096,
 	  "victim5.nak_0x62" },
+	/* a full-MTU WRITE whose last 4 bytes would land past the MR (at MTU 4096 a
+	 * multi-buffer frame): not one byte of it may reach the MR or the canary after it */
+	{ "payload_at_mr_end", BLUE_OP_RC_WRITE_ONLY, PL_MTU, 0, VA_END, 4, 0, PL_MTU,
+	  "victim6.nak_0x62" },
+	/* a SEND ONLY one word longer than the path MTU, which the link still carries */
+	{ "payload_over_mtu", BLUE_OP_RC_SEND_ONLY, PL_MTU, 4, VA_MR, 0, 0, 0,
+	  "victim7.nak_0x61" },
 };
 
 static void build_vkind(const struct target *t, struct frame *f, const struct vkind *k,
 			unsigned int v)
 {
 	static struct frame tmp;
+	uint32_t paylen = (k->paylen == PL_MTU ? t->mtu : k->paylen) + k->pl_plus;
 	struct blue_pkt p;
 	uint64_t va;
 
 	/* build, parse back, adjust the extended header, rebuild (p.payload points into
 	 * tmp, so the rebuild goes to another buffer) */
-	build(t, &tmp, k->op, t->vqpn[v], t->vpsn[v], k->paylen);
+	build(t, &tmp, k->op, t->vqpn[v], t->vpsn[v], paylen);
 	f->len = tmp.len;
 	if (blue_pkt_parse(tmp.b, tmp.len, &p)) {
 		fprintf(stderr, "hostile_tx: %s: own frame does not parse\n", k->name);
 		exit(1);
 	}
-	va = k->canary_va ? t->canary : t->mr + (k->va_off < 0 ? t->mr_len : 0) +
-	     (uint64_t)k->va_off;
+	switch (k->base) {
+	case VA_CANARY:	va = t->canary; break;
+	case VA_END:	va = t->mr + t->mr_len - paylen + (uint64_t)k->va_off; break;
+	default:	va = t->mr + (uint64_t)k->va_off; break;
+	}
 	p.reth.va = p.atmeth.va = va;
 	p.reth.rkey = p.atmeth.rkey = t->rkey ^ k->rkey_xor;
-	p.reth.len = k->reth_len;
+	p.reth.len = k->reth_len == PL_MTU ? t->mtu : k->reth_len;
 	if (blue_pkt_build(&p, f->b, sizeof(f->b)) != (int)f->len) {
 		fprintf(stderr, "hostile_tx: %s: rebuild failed\n", k->name);
 		exit(1);
@@ -489,6 +578,8 @@ static int parse_info(char *info, struct target *t)
 			t->mr_len = (uint32_t)strtoul(v, NULL, 0);
 		else if (!strcmp(k, "canary"))
 			t->canary = strtoull(v, NULL, 0);
+		else if (!strcmp(k, "mtu"))
+			t->mtu = (uint32_t)strtoul(v, NULL, 0);
 		else if (!strcmp(k, "victims")) {
 			for (item = strtok_r(v, ",", &save2); item && t->nvictims < MAX_VICTIMS;
 			     item = strtok_r(NULL, ",", &save2)) {
@@ -502,7 +593,14 @@ static int parse_info(char *info, struct target *t)
 		} else
 			seen--;
 	}
-	return seen == 7 && t->main_qpn && t->mr && t->mr_len ? 0 : -1;
+	if (seen != 8 || !t->main_qpn || !t->mr || !t->mr_len)
+		return -1;
+	if (t->mtu < 256 || t->mtu > 4096 || (t->mtu & (t->mtu - 1))) {
+		fprintf(stderr, "hostile_tx: INFO mtu %u is not an IB MTU (256 to 4096)\n",
+			t->mtu);
+		return -1;
+	}
+	return 0;
 }
 
 static int usage(void)
@@ -583,6 +681,8 @@ int main(int argc, char **argv)
 		xdp_kinds(&tx, &t, count);
 		flood_unknown(&tx, &t, flood);
 		engine_kinds(&tx, &t, count);
+		if (t.mtu > 2048)	/* frames larger than one XDP buffer */
+			mb_kinds(&tx, &t, count);
 		victim_kinds(&tx, &t, count, true, false);
 	}
 	if (!strcmp(part, "all"))

@@ -11,6 +11,10 @@
 #    must NAK, which go to victim QPs so that the main QP only ever sees frames that are
 #    dropped silently;
 #  - nothing crashes; both processes exit cleanly (under SAN=1 with no leak reported).
+# It runs twice: at path MTU 1024 (netdev MTU 1500) and at 4096 (netdev MTU 9000), where
+# frames beyond ~3.5 KB reach XDP as frags and AF_XDP as several descriptors; there
+# hostile_tx adds the multi-buffer kinds (mb_*), the HAL's rx_multibuf counts at least
+# the hostile ones that reached the socket, and rx_dropped the ones too big to gather.
 # The table printed at the end gives, per kind, the frames sent and how each was counted.
 # Run: B=build bash tests/lib/runner.sh tests/netns/test_hostile.sh
 # shellcheck source=tests/lib/netns.sh
@@ -24,9 +28,14 @@ IP_B=10.201.98.2	# client, and the hostile sender
 COUNT=32		# frames per kind
 FLOOD=1000		# frames to unknown QPNs
 
+NVICTIMS=8		# victim 0 for PSNs, one per transport-rule kind of hostile_tx
+
+# hst_setup NETDEV_MTU: namespaces and veth at that MTU, blue attached on both ends
 hst_setup() {
 	netns_setup hst "$IP_A" "$IP_B"
 	need_bins "$BLUECTL" "$PEER" "$HTX"
+	ip -n "$NS_A" link set "$IF_A" mtu "$1"
+	ip -n "$NS_B" link set "$IF_B" mtu "$1"
 	blue_attach "$NS_A" "$IF_A"
 	blue_attach "$NS_B" "$IF_B"
 }
@@ -46,13 +55,17 @@ qp_field() {
 	ns_exec "$1" "$BLUECTL" qp show "$2" "$3" | awk -v k="$4:" '$1 == k { print $2 }'
 }
 
-test_hostile_live_qp() {
-	hst_setup
-	local srv cli htx hold until rc=0 info kind n where part i
+# hostile_run NETDEV_MTU PATH_MTU: the transfer at that path MTU (what the link carries),
+# the hostile frames at it, every check below; at 4096 the frames beyond one page
+# arrive as multi-buffer frames, and hostile_tx adds the kinds that exist only there
+hostile_run() {
+	local path_mtu=$2
+	hst_setup "$1"
+	local srv cli htx hold until rc=0 info kind n where part i mb0 mb1 hd0 hd1
 	srv=$(mktemp) cli=$(mktemp) htx=$(mktemp) hold=$(mktemp -u) until=$(mktemp -u)
 	on_exit "rm -f $srv $cli $htx $hold $until"
 
-	ns_bg "$NS_A" SPID timeout 90 "$PEER" server "$IF_A" --victims 6 --hold-file "$hold" \
+	ns_bg "$NS_A" SPID timeout 90 "$PEER" server "$IF_A" --victims "$NVICTIMS" --hold-file "$hold" \
 		--hold-ms 30000 --timeout-ms 20000 >"$srv" 2>&1
 	wait_for_line "$srv" '^READY' 10 || { cat "$srv"; fail "the server did not get ready"; }
 	ns_bg "$NS_B" CPID timeout 90 "$PEER" client "$IF_B" "$IP_A" --until-file "$until" \
@@ -65,16 +78,20 @@ test_hostile_live_qp() {
 	IFS=, read -r -a vq <<<"$(sed -nE 's/.* victims ([^ ]+).*/\1/p' <<<"$info")"
 	local main_qpn
 	main_qpn=$(sed -nE 's/.*main_qpn (0x[0-9a-f]+).*/\1/p' <<<"$info")
+	[ "$(sed -nE 's/.* mtu ([0-9]+) .*/\1/p' <<<"$info")" = "$path_mtu" ] ||
+		fail "the QPs do not run at path MTU $path_mtu on a netdev MTU of $1"
 
 	declare -A x0=() x1=()
 	xdp_snapshot "$NS_A" "$IF_A" x0
+	mb0=$(ctl_stat "$NS_A" "$IF_A" rx_multibuf)
+	hd0=$(ctl_stat "$NS_A" "$IF_A" rx_dropped)
 	# the hostile frames, while the transfer runs: first everything but the repeats at
 	# the victims, then, once each victim is in ERROR, the repeats
 	local htx_args=("$IF_B" --src-mac "$MAC_B" --dst-mac "$MAC_A" --src-ip "$IP_B"
 			--dst-ip "$IP_A" --info "$info" --count "$COUNT" --flood "$FLOOD")
 	ns_exec "$NS_B" timeout 60 "$HTX" "${htx_args[@]}" --part main >"$htx" 2>&1 ||
 		{ cat "$htx"; fail "hostile_tx failed"; }
-	for ((i = 1; i < 6; i++)); do
+	for ((i = 1; i < NVICTIMS; i++)); do
 		local k
 		for ((k = 0; k < 100; k++)); do
 			[ "$(qp_field "$NS_A" "$IF_A" "${vq[$i]%%:*}" state)" = ERR ] && break
@@ -89,6 +106,8 @@ test_hostile_live_qp() {
 	touch "$until"
 	wait_for_line "$srv" '^HOLD' 40 || { cat "$srv" "$cli"; fail "the server did not finish"; }
 	xdp_snapshot "$NS_A" "$IF_A" x1
+	mb1=$(ctl_stat "$NS_A" "$IF_A" rx_multibuf)
+	hd1=$(ctl_stat "$NS_A" "$IF_A" rx_dropped)
 
 	# the victims, while the server holds them
 	local -a vstate=() vnaks=() vsyn=() vrx=() vrq=()
@@ -174,7 +193,7 @@ test_hostile_live_qp() {
 	[ "${vstate[0]}" = RTS ] && [ "${vnaks[0]}" -eq 1 ] && [ "${vsyn[0]}" = 0x60 ] &&
 		[ "${vrx[0]}" -eq $((2 * COUNT)) ] && [ $((vrq[0])) -eq $((vpsn0)) ] ||
 		fail "victim 0 (PSNs outside the window): want RTS, one NAK 0x60, $((2 * COUNT)) packets, rq_psn $vpsn0"
-	for i in 1 2 3 4 5; do
+	for ((i = 1; i < NVICTIMS; i++)); do
 		local syn
 		syn=$(sed -nE "s/^SENT .* victim$i\.nak_(0x[0-9a-f]+).*/\1/p" "$htx")
 		[ "${vstate[i]}" = ERR ] && [ "${vnaks[i]}" -eq 1 ] && [ "${vsyn[i]}" = "$syn" ] &&
@@ -188,4 +207,33 @@ test_hostile_live_qp() {
 	printf '%s' "$table"
 	echo "xdp deltas:$(for r in "${!want_x[@]}"; do printf ' %s +%d' "$r" $((x1[$r] - ${x0[$r]:-0})); done)"
 	echo "engine:$(for r in "${!want_e[@]}" rx_malformed; do printf ' %s %s' "$r" "${eng[$r]}"; done)"
+
+	# at 4096 the multi-buffer path carried them: the HAL gathered at least the hostile
+	# frames beyond one buffer that XDP let through (the engine counted each above)
+	local mb_up
+	mb_up=$(awk '$1 == "SENT" && $2 ~ /^mb_/ && $4 ~ /^engine\./ { n += $3 }
+		$1 == "SENT" && ($2 == "payload_at_mr_end" || $2 == "payload_over_mtu") { n += $3 } END { print n + 0 }' "$htx")
+	echo "rx_multibuf: +$((mb1 - mb0)) (hostile multi-buffer frames steered: $mb_up)"
+	# the HAL drops what is too big to gather (and, on a busy ring, the kernel may
+	# drop some of the transfer's own frames: at least)
+	local hal_want
+	hal_want=$(awk '$1 == "SENT" && $4 == "hal.rx_dropped" { n += $3 } END { print n + 0 }' "$htx")
+	echo "rx_dropped: +$((hd1 - hd0)) (hostile frames too big to gather: $hal_want)"
+	[ $((hd1 - hd0)) -ge "$hal_want" ] ||
+		fail "HAL rx_dropped +$((hd1 - hd0)), want >= $hal_want"
+	if [ "$path_mtu" -eq 4096 ]; then
+		[ "$mb_up" -gt 0 ] && [ "$hal_want" -gt 0 ] ||
+			fail "hostile_tx sent no multi-buffer kinds at MTU 4096"
+		[ $((mb1 - mb0)) -ge "$mb_up" ] ||
+			fail "rx_multibuf +$((mb1 - mb0)): fewer than the $mb_up multi-buffer frames"
+	fi
+}
+
+test_hostile_live_qp() {
+	hostile_run 1500 1024
+}
+
+# the same at path MTU 4096 (netdev MTU 9000), where frames arrive as XDP frags
+test_hostile_live_qp_mtu4096() {
+	hostile_run 9000 4096
 }
