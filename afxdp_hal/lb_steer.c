@@ -32,7 +32,7 @@ int blue_lb_steer(const struct blue_qp_ctx *tbl, const uint8_t *p, uint32_t len,
 {
 	const struct blue_qp_ctx *c;
 	uint32_t off = BLUE_ETH_HLEN, ihl, q;
-	uint16_t proto;
+	uint16_t proto, pkey;
 
 	if (len < BLUE_ETH_HLEN)
 		return BLUE_STAT_DROP_TRUNC_ETH;
@@ -70,12 +70,15 @@ int blue_lb_steer(const struct blue_qp_ctx *tbl, const uint8_t *p, uint32_t len,
 	if (len < off + sizeof(struct blue_bth))
 		return BLUE_STAT_DROP_TRUNC_BTH;
 	q = be32_at(p + off + 4) & BLUE_QPN_MASK;	/* BTH DestQP (IBA 9.2) */
+	pkey = be16_at(p + off + 2);
 
 	c = &tbl[blue_qpn_slot(q)];
 	if (!q || c->qpn != q)
 		return BLUE_STAT_DROP_UNKNOWN_QPN;
 	if (!blue_qp_state_accepts(c->state))
 		return BLUE_STAT_DROP_QP_STATE;
+	if (!blue_pkey_match(pkey, c->pkey))
+		return BLUE_STAT_DROP_BAD_PKEY;
 	*qpn = q;
 	*xsk_slot = c->xsk_slot;
 	if (*xsk_slot >= BLUE_MAX_XSK)

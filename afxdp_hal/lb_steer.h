@@ -2,8 +2,8 @@
 /*
  * The loopback HAL's stand-in for the XDP program's steering: parse plain
  * Eth(+one VLAN)/IPv4/UDP:4791/BTH at fixed offsets and look the destination QPN up in a
- * QP-context table with the same rules (owner QPN, accepting state, a socket of the
- * queue it came in on: the loopback HAL has one, queue 0). Checks beyond what
+ * QP-context table with the same rules (owner QPN, accepting state, the P_Key, a socket
+ * of the queue it came in on: the loopback HAL has one, queue 0). Checks beyond what
  * steering needs (opcode, lengths, ICRC) are bpf/'s job and are not repeated here.
  */
 #ifndef BLUE_LB_STEER_H

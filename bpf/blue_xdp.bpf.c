@@ -69,7 +69,7 @@ struct {
  * Destination QPN → QP slot → socket. The slot is named by the QPN's low bits, so the
  * owner check catches a QPN whose slot belongs to another QP; QPN 0 never matches
  * because a free slot holds qpn 0. States follow IBA 10.3.1: RESET and ERROR QPs
- * receive nothing.
+ * receive nothing. The BTH P_Key must match the QP's (IBA 10.9.3).
  */
 static __always_inline int steer(struct roce_info *ri)
 {
@@ -81,6 +81,9 @@ static __always_inline int steer(struct roce_info *ri)
 		return BLUE_STAT_DROP_UNKNOWN_QPN;
 	if (!blue_qp_state_accepts(qp->state))
 		return BLUE_STAT_DROP_QP_STATE;
+	/* the P_Key check of rxe's check_keys: a table lookup against the QP's context */
+	if (!blue_pkey_match(ri->pkey, qp->pkey))
+		return BLUE_STAT_DROP_BAD_PKEY;
 	/*
 	 * A socket takes only frames of the queue it is bound to: the kernel would drop a
 	 * redirect to another queue's socket after we had counted it. Say so here instead

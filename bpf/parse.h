@@ -51,6 +51,7 @@ struct roce_info {
 	__u32	udp_pl_len;	/* UDP length minus the UDP header */
 	__u32	dqpn;
 	__u32	rx_queue;	/* the netdev queue it came in on (xdp_md.rx_queue_index) */
+	__u16	pkey;		/* BTH P_Key, host order */
 };
 
 /*
@@ -177,6 +178,7 @@ static __always_inline int parse_bth(struct hdr_cursor *c, struct roce_info *ri)
 		return BLUE_STAT_DROP_BAD_LENGTH;
 
 	ri->dqpn = bpf_ntohl(bth->dqpn) & BLUE_QPN_MASK;
+	ri->pkey = bpf_ntohs(bth->pkey);
 	c->pos += hdr_len;
 	c->off += hdr_len;
 	return BLUE_GO_ON;

@@ -11,8 +11,8 @@
  * from blue__comp_run() on the progress path.
  *
  * Retry counting as rxe does it: a timeout and a sequence-error NAK each use one of
- * retry_cnt; an RNR NAK uses one of rnr_retry (7 = infinite); progress (una_psn moving)
- * refills both.
+ * retry_cnt, but a NAK for a retry already under way uses none; an RNR NAK uses one of
+ * rnr_retry (7 = infinite); progress (una_psn moving) refills both.
  */
 #include <stdio.h>
 #include <string.h>
@@ -116,14 +116,19 @@ void blue__comp_fail_wqe(struct blue_qp *qp, enum blue_wc_status status, const c
 	blue__qp_error(qp, why);
 }
 
-/* Go back N from una_psn, if the retry count allows. @forced: a NAK asked for it. */
-static void retry(struct blue_qp *qp, bool forced, enum blue_retx_reason reason,
-		  const char *why)
+/*
+ * Go back N from una_psn, if the retry count allows. Once a retry from una_psn is under
+ * way, whatever was in flight before it (responses, and further NAKs for the same gap:
+ * the responder NAKs a gap once, but copies and late ones arrive) starts no other, as
+ * in rxe's completer (comp.started_retry); otherwise retry_cnt + 1 copies of one NAK
+ * would move the QP to ERROR. Only forward progress (una_psn moving) or the local ACK
+ * timeout ends that retry.
+ */
+static void retry(struct blue_qp *qp, enum blue_retx_reason reason, const char *why)
 {
 	struct blue_qp_ctx *live = qp->live;
 
-	/* responses still in flight from before the rewind must not rewind again */
-	if (!forced && qp->comp.in_retry && qp->comp.retry_psn == live->una_psn)
+	if (qp->comp.in_retry && qp->comp.retry_psn == live->una_psn)
 		return;
 	if (!live->retry_left) {
 		blue__comp_fail_wqe(qp, BLUE_WC_RETRY_EXC_ERR, why);
@@ -365,8 +370,7 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 			break;
 
 		case BLUE_COMP_RETRY:
-			retry(qp, is_ack && (syn == BLUE_NAK_PSN_SEQ_ERR || syn == BLUE_NAK_SR_HOLE),
-			      BLUE_RETX_NAK, why);
+			retry(qp, BLUE_RETX_NAK, why);
 			st = BLUE_COMP_DONE;
 			break;
 
@@ -455,7 +459,7 @@ void blue__comp_run(struct blue_qp *qp, uint64_t now)
 			break;
 		/* the local ACK timeout: a retry even when a rewind is under way */
 		qp->comp.in_retry = false;
-		retry(qp, true, BLUE_RETX_TIMEOUT, "local ACK timeout: retry count exhausted");
+		retry(qp, BLUE_RETX_TIMEOUT, "local ACK timeout: retry count exhausted");
 		break;
 	default:
 		timer_set(qp, BLUE_TIMER_NONE, 0);

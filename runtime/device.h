@@ -24,7 +24,7 @@
 #define BLUE_MAX_SGE		32
 #define BLUE_MAX_INLINE		512
 #define BLUE_MAX_CQE		65536
-#define BLUE_MAX_MR		65536
+#define BLUE_MAX_MR		16383	/* the key's 14-bit slot, 0 unused (mr_key.h) */
 #define BLUE_MAX_PD		4096
 #define BLUE_MAX_RD_ATOMIC	16
 #define BLUE_MAX_MR_SIZE	(1ull << 40)

@@ -12,6 +12,9 @@
 #include "runtime/device.h"
 #include "runtime/log.h"
 #include "runtime/mr.h"
+#include "runtime/mr_key.h"
+
+_Static_assert(BLUE_MAX_MR < 1u << BLUE_MR_KEY_INDEX_BITS, "every MR slot fits the key");
 
 #define BLUE_ACCESS_ALL (BLUE_ACCESS_LOCAL_WRITE | BLUE_ACCESS_REMOTE_WRITE | \
 			 BLUE_ACCESS_REMOTE_READ | BLUE_ACCESS_REMOTE_ATOMIC)
@@ -32,7 +35,7 @@ static int table_grow(struct blue_mr_table *t)
 {
 	uint32_t ncap = t->cap ? t->cap * 2 : 64;
 	struct blue_mr **mr;
-	uint8_t *tag;
+	uint32_t *gen;
 
 	if (ncap > BLUE_MAX_MR + 1)
 		ncap = BLUE_MAX_MR + 1;
@@ -42,12 +45,14 @@ static int table_grow(struct blue_mr_table *t)
 	if (!mr)
 		return -ENOMEM;
 	t->mr = mr;
-	tag = realloc(t->tag, ncap);
-	if (!tag)
+	gen = realloc(t->gen, ncap * sizeof(*gen));
+	if (!gen)
 		return -ENOMEM;
-	t->tag = tag;
+	t->gen = gen;
 	memset(t->mr + t->cap, 0, (ncap - t->cap) * sizeof(*mr));
-	memset(t->tag + t->cap, 0, ncap - t->cap);
+	memset(t->gen + t->cap, 0, (ncap - t->cap) * sizeof(*gen));
+	if (!t->cap)
+		t->key_secret = blue__mr_key_secret();
 	t->cap = ncap;
 	return 0;
 }
@@ -74,7 +79,7 @@ static int table_slot(struct blue_mr_table *t, uint32_t *out)
 void blue__mr_table_fini(struct blue_mr_table *t)
 {
 	free(t->mr);
-	free(t->tag);
+	free(t->gen);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -123,8 +128,7 @@ struct blue_mr *blue_reg_mr(struct blue_pd *pd, void *addr, size_t length, unsig
 	mr->addr = addr;
 	mr->length = length;
 	mr->access = access;
-	ctx->mrs.tag[idx]++;
-	mr->lkey = mr->rkey = idx << 8 | ctx->mrs.tag[idx];
+	mr->lkey = mr->rkey = blue__mr_key_make(ctx->mrs.key_secret, idx, ++ctx->mrs.gen[idx]);
 	ctx->mrs.mr[idx] = mr;
 	ctx->nmr++;
 	pd->nmr++;
@@ -139,7 +143,7 @@ int blue_dereg_mr(struct blue_mr *mr)
 	if (!mr)
 		return EINVAL;
 	t = &mr->context->mrs;
-	idx = mr->lkey >> 8;
+	idx = blue__mr_key_index(mr->lkey);
 	if (idx >= t->cap || t->mr[idx] != mr)
 		return EINVAL;
 	t->mr[idx] = NULL;
@@ -154,7 +158,7 @@ enum blue_mr_verdict blue__mr_check(struct blue_context *ctx, const struct blue_
 				    unsigned int need, void **host)
 {
 	const struct blue_mr_table *t = &ctx->mrs;
-	uint32_t idx = key >> 8;
+	uint32_t idx = blue__mr_key_index(key);
 	const struct blue_mr *mr;
 	uint64_t start, off;
 

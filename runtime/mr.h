@@ -16,15 +16,16 @@ struct blue_pd {
 };
 
 /*
- * The key table. A key is (index << 8) | tag: the index finds the MR in one array read,
- * and the tag, bumped on every registration in that index, makes a stale key from a
- * deregistered MR miss (rxe builds its keys the same way). lkey == rkey, as in rxe.
+ * The key table, indexed by the key's slot (runtime/mr_key.h has the key layout and why).
+ * gen counts each slot's registrations; the key is a keyed permutation of it, so a stale
+ * key from a deregistered MR misses. lkey == rkey, as in rxe.
  */
 struct blue_mr_table {
 	struct blue_mr **mr;	/* [0] is never used: key 0 is invalid */
-	uint8_t *tag;
+	uint32_t *gen;
 	uint32_t cap;
 	uint32_t hint;		/* where the next free-index search starts */
+	uint64_t key_secret;	/* drawn when the table is first allocated */
 };
 
 /* Why an access check failed; also the text of the log line. */

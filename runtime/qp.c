@@ -475,8 +475,11 @@ int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
 	}
 	if (mask & BLUE_QP_ACCESS_FLAGS)
 		qp->access_flags = attr->qp_access_flags;
-	if (mask & BLUE_QP_PKEY_INDEX)
+	if (mask & BLUE_QP_PKEY_INDEX) {
 		qp->pkey_index = attr->pkey_index;
+		/* XDP checks received P_Keys against this (the table's one entry) */
+		live->pkey = BLUE_DEFAULT_PKEY;
+	}
 	if (mask & BLUE_QP_PORT)
 		qp->port_num = attr->port_num;
 	if (mask & BLUE_QP_MIN_RNR_TIMER)

@@ -109,7 +109,12 @@ struct blue_qp_ctx {
 	__u32	sr_held;	/* requests held past a hole (selective retransmission) */
 	__u8	retx_policy;	/* enum blue_retx_policy: 0 go-back-N, 1 selective */
 	__u8	retx_timer;	/* enum blue_retx_timer: 0 IBA 4.096us*2^t, 1 base+k*cwnd */
-	__u16	pad0;
+	/*
+	 * The QP's P_Key (host order), from its pkey_index, written before the state
+	 * leaves RESET; XDP drops a packet whose BTH P_Key does not match it
+	 * (blue_pkey_match). 0 in RESET: the invalid P_Key matches nothing.
+	 */
+	__u16	pkey;
 	/*
 	 * The process that claimed the slot (0 for a moment while it claims): a process
 	 * that opens a queue frees the slots of owners that no longer exist.

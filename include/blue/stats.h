@@ -31,6 +31,7 @@ enum blue_stat_reason {
 	BLUE_STAT_DROP_QP_STATE,	/* QP in RESET or ERROR */
 	BLUE_STAT_DROP_NO_SOCKET,	/* QP has no AF_XDP socket bound */
 	BLUE_STAT_DROP_WRONG_QUEUE,	/* came in on a netdev queue other than its QP's socket's */
+	BLUE_STAT_DROP_BAD_PKEY,	/* BTH P_Key does not match the QP's (IBA 10.9.3) */
 	BLUE_STAT__MAX,
 };
 
@@ -64,6 +65,7 @@ static inline const char *blue_stat_name(__u32 r)
 	case BLUE_STAT_DROP_QP_STATE:		return "drop_qp_state";
 	case BLUE_STAT_DROP_NO_SOCKET:		return "drop_no_socket";
 	case BLUE_STAT_DROP_WRONG_QUEUE:	return "drop_wrong_queue";
+	case BLUE_STAT_DROP_BAD_PKEY:		return "drop_bad_pkey";
 	default:				return "unknown";
 	}
 }

@@ -19,6 +19,8 @@
 #define BLUE_ICRC_LEN		4
 #define BLUE_BTH_TVER		0	/* IBA 9.2: transport header version 0 */
 #define BLUE_DEFAULT_PKEY	0xffff
+#define BLUE_PKEY_FULL		0x8000	/* membership bit: full member when set */
+#define BLUE_PKEY_BASE		0x7fff	/* the partition number */
 #define BLUE_PSN_MASK		0x00ffffffu
 #define BLUE_QPN_MASK		0x00ffffffu
 #define BLUE_CNP_PAYLOAD_LEN	16	/* annex A17.9.3: 16 reserved bytes */
@@ -259,6 +261,19 @@ static inline __s32 blue_psn_diff(__u32 a, __u32 b)
 static inline __u32 blue_psn_add(__u32 psn, __u32 n)
 {
 	return (psn + n) & BLUE_PSN_MASK;
+}
+
+/*
+ * Whether a packet's BTH P_Key @pkt admits it to a QP whose P_Key is @qp (IBA 10.9.3,
+ * as rxe's pkey_match): the same partition (low 15 bits, never 0, which is the invalid
+ * P_Key) and at least one side a full member, since two limited members may not talk.
+ * Both keys in host order.
+ */
+static inline int blue_pkey_match(__u16 pkt, __u16 qp)
+{
+	return (pkt & BLUE_PKEY_BASE) != 0 &&
+	       (pkt & BLUE_PKEY_BASE) == (qp & BLUE_PKEY_BASE) &&
+	       ((pkt | qp) & BLUE_PKEY_FULL) != 0;
 }
 
 #endif /* BLUE_WIRE_H */

@@ -164,6 +164,7 @@ static struct blue_hal *open_bound(const struct opts *o, struct blue_hal_sock **
 		return NULL;
 	}
 	*tbl = blue_hal_qp_ctx_table(h);
+	(*tbl)[blue_qpn_slot(o->qpn)].pkey = BLUE_DEFAULT_PKEY;	/* the runtime's pkey_index 0 */
 	__atomic_store_n(&(*tbl)[blue_qpn_slot(o->qpn)].state, BLUE_QPS_RTS, __ATOMIC_RELEASE);
 	return h;
 }

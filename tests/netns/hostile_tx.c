@@ -258,6 +258,14 @@ static void xdp_kinds(struct tx *tx, const struct target *t, unsigned int count)
 	}
 	report("bad_opcode", count, "xdp.drop_bad_opcode");
 
+	for (i = 0; i < count; i++) {	/* P_Key of another partition (the QP's is 0xffff) */
+		build(t, &f, BLUE_OP_RC_SEND_ONLY, t->main_qpn, t->main_psn, 16);
+		put16(f.b + BTH + 2, 0x9234);
+		blue_pkt_fix_icrc(f.b, f.len);
+		send_frame(tx, &f);
+	}
+	report("bad_pkey", count, "xdp.drop_bad_pkey");
+
 	for (i = 0; i < count; i++) {	/* pad count 3 on an empty SEND: past the end */
 		build(t, &f, BLUE_OP_RC_SEND_ONLY, t->main_qpn, t->main_psn, 0);
 		f.b[BTH + 1] |= 3 << BLUE_BTH_PAD_SHIFT;

@@ -180,6 +180,7 @@ int main(int argc, char **argv)
 		}
 		/* The runtime's job, done here by hand: make the QP accept packets. */
 		tbl[blue_qpn_slot(qpns[i])].type = BLUE_QPT_RC;
+		tbl[blue_qpn_slot(qpns[i])].pkey = BLUE_DEFAULT_PKEY;
 		__atomic_store_n(&tbl[blue_qpn_slot(qpns[i])].state, BLUE_QPS_RTS,
 				 __ATOMIC_RELEASE);
 	}

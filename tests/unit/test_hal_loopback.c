@@ -109,9 +109,14 @@ static void send_one(struct blue_hal *h, struct blue_hal_sock *s, uint32_t qpn, 
 	send_frames(h, s, &qpn, &psn, 1, BLUE_ROCEV2_UDP_PORT);
 }
 
+/* As the runtime does: the QP's P_Key (pkey_index 0) is written on the way out of RESET. */
 static void set_state(struct blue_hal *h, uint32_t qpn, uint8_t state)
 {
-	blue_hal_qp_ctx_table(h)[blue_qpn_slot(qpn)].state = state;
+	struct blue_qp_ctx *c = &blue_hal_qp_ctx_table(h)[blue_qpn_slot(qpn)];
+
+	if (state != BLUE_QPS_RESET)
+		c->pkey = BLUE_DEFAULT_PKEY;
+	c->state = state;
 }
 
 /* Bind @qpn to @s on @h and make it accept packets, as the runtime would. */
@@ -425,6 +430,52 @@ Test(hal_loopback, other_queue_dropped)
 	blue_hal_qp_ctx_table(p.b)[0x56].xsk_slot = p.sb->slot;
 	send_one(p.a, p.sa, 0x56, 0);
 	cr_assert_eq(blue_hal_loopback_stat(p.b, BLUE_STAT_REDIRECT), 1);
+	pair_close(&p);
+}
+
+/* One frame to @qpn whose BTH carries P_Key @pkey. */
+static void send_pkey(struct blue_hal *h, struct blue_hal_sock *s, uint32_t qpn,
+		      uint16_t pkey)
+{
+	struct blue_frame f;
+	uint16_t v = htons(pkey);
+
+	cr_assert_eq(blue_hal_tx_alloc(h, &f, 1), 1);
+	f.len = build(f.data, qpn, 0, BLUE_ROCEV2_UDP_PORT);
+	memcpy(f.data + 14 + 20 + 8 + 2, &v, 2);
+	cr_assert_eq(blue_hal_tx_submit(s, &f, 1), 1);
+	cr_assert_eq(blue_hal_tx_flush(s), 0);
+}
+
+/* The XDP program's P_Key check, mirrored (tests/xdp/test_verdicts.c has the full table). */
+Test(hal_loopback, wrong_pkey_dropped)
+{
+	struct blue_frame f[4];
+	uint16_t pk;
+	struct pair p;
+	int got;
+
+	pair_open(&p, NULL);
+	bind_rts(p.b, p.sb, 0x57);
+	send_pkey(p.a, p.sa, 0x57, 0x9234);	/* a full member of partition 0x1234 */
+	send_pkey(p.a, p.sa, 0x57, 0x0000);	/* the invalid P_Key */
+	cr_assert_eq(blue_hal_loopback_stat(p.b, BLUE_STAT_DROP_BAD_PKEY), 2);
+	cr_assert_eq(blue_hal_loopback_stat(p.b, BLUE_STAT_REDIRECT), 0);
+	cr_assert_eq(blue_hal_rx_burst(p.sb, f, 4, 0), 0, "a dropped frame arrived");
+	/* a limited member of the default partition may talk to the full-member QP */
+	send_pkey(p.a, p.sa, 0x57, 0x7fff);
+	cr_assert_eq(blue_hal_loopback_stat(p.b, BLUE_STAT_REDIRECT), 1);
+	got = blue_hal_rx_burst(p.sb, f, 4, 0);
+	cr_assert_eq(got, 1);
+	memcpy(&pk, f[0].data + 14 + 20 + 8 + 2, 2);
+	cr_assert_eq(ntohs(pk), 0x7fff);
+	cr_assert_eq(frame_qpn(&f[0]), 0x57);
+	blue_hal_rx_release(p.b, f, 1);
+	/* a limited-member QP refuses another limited member */
+	blue_hal_qp_ctx_table(p.b)[0x57].pkey = 0x7fff;
+	send_pkey(p.a, p.sa, 0x57, 0x7fff);
+	cr_assert_eq(blue_hal_loopback_stat(p.b, BLUE_STAT_DROP_BAD_PKEY), 3);
+	cr_assert_eq(blue_hal_rx_burst(p.sb, f, 4, 0), 0, "a dropped frame arrived");
 	pair_close(&p);
 }
 

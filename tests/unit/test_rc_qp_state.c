@@ -78,9 +78,11 @@ Test(rc_qp_state, reset_init_rtr_rts_and_query)
 	struct blue_qp_init_attr qi;
 
 	cr_assert_eq(state(), BLUE_QPS_RESET);
+	cr_assert_eq(fx.a.qp->live->pkey, 0, "RESET: the invalid P_Key, XDP admits nothing");
 	init_attr(&a);
 	cr_assert_eq(blue_modify_qp(fx.a.qp, &a, INIT_MASK), 0);
 	cr_assert_eq(state(), BLUE_QPS_INIT);
+	cr_assert_eq(fx.a.qp->live->pkey, BLUE_DEFAULT_PKEY, "pkey_index 0's P_Key, for XDP");
 	rtr_attr(&a);
 	cr_assert_eq(blue_modify_qp(fx.a.qp, &a, RTR_MASK), 0);
 	cr_assert_eq(state(), BLUE_QPS_RTR);
@@ -283,6 +285,7 @@ Test(rc_qp_state, sqd_and_back_and_reset)
 	cr_assert_eq(fx.a.qp->live->qpn, qpn);
 	cr_assert_eq(fx.a.qp->live->sq_psn, 0);
 	cr_assert_eq(fx.a.qp->live->peer_qpn, 0);
+	cr_assert_eq(fx.a.qp->live->pkey, 0);
 	/* and it can be brought up again */
 	init_attr(&a);
 	cr_assert_eq(blue_modify_qp(fx.a.qp, &a, INIT_MASK), 0);

@@ -16,6 +16,7 @@
 #include <bpf/libbpf.h>
 
 #include "blue/qp_ctx.h"
+#include "blue/wire.h"
 #include "bpf/blue_xdp.skel.h"
 
 /* Private namespace: these names cannot collide with anyone else's. */
@@ -208,12 +209,19 @@ void fix_expect_counted(const struct blue_stat before[BLUE_STAT__MAX],
 
 int fix_qp_set(struct xdp_fix *f, uint32_t qpn, uint32_t xsk_slot, uint8_t state)
 {
+	return fix_qp_set_pkey(f, qpn, xsk_slot, state, BLUE_DEFAULT_PKEY);
+}
+
+int fix_qp_set_pkey(struct xdp_fix *f, uint32_t qpn, uint32_t xsk_slot, uint8_t state,
+		    uint16_t pkey)
+{
 	struct blue_qp_ctx qp = {
 		.qpn = qpn,
 		.xsk_slot = xsk_slot,
 		.state = state,
 		.type = BLUE_QPT_RC,
 		.path_mtu = 3,	/* 1024 */
+		.pkey = pkey,
 	};
 	__u32 slot = blue_qpn_slot(qpn);
 

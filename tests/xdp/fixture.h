@@ -64,7 +64,10 @@ void fix_expect_counted(const struct blue_stat before[BLUE_STAT__MAX],
 			const struct blue_stat after[BLUE_STAT__MAX],
 			unsigned int want, uint32_t len, const char *what);
 
+/* A QP context with the default P_Key 0xffff, as the runtime writes for pkey_index 0. */
 int fix_qp_set(struct xdp_fix *f, uint32_t qpn, uint32_t xsk_slot, uint8_t state);
+int fix_qp_set_pkey(struct xdp_fix *f, uint32_t qpn, uint32_t xsk_slot, uint8_t state,
+		    uint16_t pkey);
 int fix_qp_clear(struct xdp_fix *f, uint32_t slot);
 /* xdp_rx_pkts of the QP context in @qpn's slot. */
 uint64_t fix_qp_rx(struct xdp_fix *f, uint32_t qpn);

@@ -24,6 +24,7 @@ void pkt_spec_default(struct pkt_spec *s)
 	s->sport = 0xc011;
 	s->dport = BLUE_ROCEV2_UDP_PORT;
 	s->opcode = BLUE_OP_RC_SEND_ONLY;
+	s->pkey = BLUE_DEFAULT_PKEY;
 	s->dqpn = 0x11;
 	s->psn = 0x123456;
 	s->payload_len = 64;
@@ -82,7 +83,7 @@ static uint8_t *put_roce(const struct pkt_spec *s, uint8_t *p, size_t off[PL__MA
 	off[PL_BTH] = p - base;
 	p[0] = s->opcode;
 	p[1] = (s->pad & 3) << BLUE_BTH_PAD_SHIFT | (s->tver & BLUE_BTH_TVER_MASK);
-	put16(p + 2, BLUE_DEFAULT_PKEY);
+	put16(p + 2, s->pkey);
 	put32(p + 4, (s->dqpn & BLUE_QPN_MASK) | (s->becn ? BLUE_BTH_BECN : 0));
 	put32(p + 8, BLUE_BTH_ACKREQ | (s->psn & BLUE_PSN_MASK));
 	p += sizeof(struct blue_bth);

@@ -39,24 +39,31 @@
 #define QPN_TOP		0xabcfffu	/* lives in the last slot, 0xfff */
 #define QPN_UNKNOWN	0x000077u	/* its slot is free */
 #define QPN_ALIAS	0x001011u	/* slot 0x11, which QPN_A owns */
+#define QPN_LIMITED	0x00001cu	/* P_Key 0x7fff: a limited member of the default partition */
+#define QPN_PART	0x00001du	/* P_Key 0x8123: a full member of partition 0x123 */
+
+#define PK_FULL		BLUE_DEFAULT_PKEY
 
 static const struct {
 	uint32_t	qpn;
 	uint32_t	xsk_slot;
 	uint8_t		state;
+	uint16_t	pkey;
 } qp_table[] = {
-	{ QPN_A,	0,   BLUE_QPS_RTS },
-	{ QPN_B,	1,   BLUE_QPS_RTS },
-	{ QPN_RESET,	0,   BLUE_QPS_RESET },
-	{ QPN_ERR,	0,   BLUE_QPS_ERR },
-	{ QPN_NOSOCK,	5,   BLUE_QPS_RTS },
-	{ QPN_BADXSK,	5000, BLUE_QPS_RTS },
-	{ QPN_OTHERQ,	BLUE_XSK_PER_QUEUE, BLUE_QPS_RTS },
-	{ QPN_INIT,	0,   BLUE_QPS_INIT },
-	{ QPN_RTR,	0,   BLUE_QPS_RTR },
-	{ QPN_SQD,	0,   BLUE_QPS_SQD },
-	{ QPN_SQE,	0,   BLUE_QPS_SQE },
-	{ QPN_TOP,	0,   BLUE_QPS_RTS },
+	{ QPN_A,	0,   BLUE_QPS_RTS, PK_FULL },
+	{ QPN_B,	1,   BLUE_QPS_RTS, PK_FULL },
+	{ QPN_RESET,	0,   BLUE_QPS_RESET, PK_FULL },
+	{ QPN_ERR,	0,   BLUE_QPS_ERR, PK_FULL },
+	{ QPN_NOSOCK,	5,   BLUE_QPS_RTS, PK_FULL },
+	{ QPN_BADXSK,	5000, BLUE_QPS_RTS, PK_FULL },
+	{ QPN_OTHERQ,	BLUE_XSK_PER_QUEUE, BLUE_QPS_RTS, PK_FULL },
+	{ QPN_INIT,	0,   BLUE_QPS_INIT, PK_FULL },
+	{ QPN_RTR,	0,   BLUE_QPS_RTR, PK_FULL },
+	{ QPN_SQD,	0,   BLUE_QPS_SQD, PK_FULL },
+	{ QPN_SQE,	0,   BLUE_QPS_SQE, PK_FULL },
+	{ QPN_TOP,	0,   BLUE_QPS_RTS, PK_FULL },
+	{ QPN_LIMITED,	0,   BLUE_QPS_RTS, 0x7fff },
+	{ QPN_PART,	0,   BLUE_QPS_RTS, 0x8123 },
 };
 #define N_QP	(sizeof(qp_table) / sizeof(qp_table[0]))
 
@@ -182,6 +189,17 @@ B(to_err, s->dqpn = QPN_ERR)
 B(to_nosock, s->dqpn = QPN_NOSOCK)
 B(to_badxsk, s->dqpn = QPN_BADXSK)
 B(to_otherq, s->dqpn = QPN_OTHERQ)
+B(pk_limited, s->pkey = 0x7fff)
+B(pk_other_part, s->pkey = 0x9234)
+B(pk_zero, s->pkey = 0)
+B(pk_full_zero, s->pkey = BLUE_PKEY_FULL)
+B(pk_limited_to_limited, s->pkey = 0x7fff; s->dqpn = QPN_LIMITED)
+B(pk_full_to_limited, s->dqpn = QPN_LIMITED)
+B(pk_limited_to_part, s->pkey = 0x0123; s->dqpn = QPN_PART)
+B(pk_default_to_part, s->dqpn = QPN_PART)
+B(pk_ack_other_part, s->opcode = BLUE_OP_RC_ACKNOWLEDGE; s->payload_len = 0;
+  s->pkey = 0x9234)
+B(pk_bad_to_reset, s->pkey = 0x9234; s->dqpn = QPN_RESET)
 
 #define REDIR(what, b, sk)	{ what, b, XDP_REDIRECT, BLUE_STAT_REDIRECT, EFF_RX_PKTS, sk }
 #define PASS(what, b, r)	{ what, b, XDP_PASS, BLUE_STAT_##r, EFF_NONE, -1 }
@@ -299,6 +317,21 @@ static const struct xdp_row rows[] = {
 	DROP("QP whose XSKMAP slot is empty", to_nosock, DROP_NO_SOCKET),
 	DROP("QP whose XSKMAP slot is beyond the map", to_badxsk, DROP_NO_SOCKET),
 	DROP("QP whose socket serves another netdev queue", to_otherq, DROP_WRONG_QUEUE),
+
+	/* P_Key (IBA 10.9.3): same partition, and at least one side a full member */
+	REDIR("limited member 0x7fff to a full-member QP", pk_limited, 0),
+	REDIR("full member 0xffff to a limited-member QP", pk_full_to_limited, 0),
+	REDIR("limited member 0x0123 to a full member of partition 0x123", pk_limited_to_part,
+	      0),
+	DROP("P_Key 0x9234: another partition", pk_other_part, DROP_BAD_PKEY),
+	DROP("an ACK with P_Key 0x9234", pk_ack_other_part, DROP_BAD_PKEY),
+	DROP("P_Key 0x0000, the invalid key", pk_zero, DROP_BAD_PKEY),
+	DROP("P_Key 0x8000, the invalid key as a full member", pk_full_zero, DROP_BAD_PKEY),
+	DROP("limited member to a limited-member QP", pk_limited_to_limited, DROP_BAD_PKEY),
+	DROP("default P_Key 0xffff to a QP of partition 0x123", pk_default_to_part,
+	     DROP_BAD_PKEY),
+	DROP("wrong P_Key to a QP in RESET: the state is judged first", pk_bad_to_reset,
+	     DROP_QP_STATE),
 };
 
 #define N_ROWS	(sizeof(rows) / sizeof(rows[0]))
@@ -326,8 +359,9 @@ static void fini(void)
 static void load_qp_table(void)
 {
 	for (size_t i = 0; i < N_QP; i++)
-		cr_assert_eq(fix_qp_set(&fix, qp_table[i].qpn, qp_table[i].xsk_slot,
-					qp_table[i].state), 0, "qp_ctx for QPN %#x",
+		cr_assert_eq(fix_qp_set_pkey(&fix, qp_table[i].qpn, qp_table[i].xsk_slot,
+					     qp_table[i].state, qp_table[i].pkey), 0,
+			     "qp_ctx for QPN %#x",
 			     qp_table[i].qpn);
 }
 

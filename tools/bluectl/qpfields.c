@@ -61,6 +61,7 @@ const struct qp_field qp_fields[] = {
 	  "retransmission policy (0 go-back-N, 1 selective)"),
 	F(retx_timer, QF_U, QM_GAUGE, "retx_timer",
 	  "retransmit timer (0 IBA exponential, 1 base + k * cwnd)"),
+	F(pkey, QF_HEX, QM_NONE, NULL, NULL),
 	F(owner_pid, QF_U, QM_NONE, NULL, NULL),
 };
 
