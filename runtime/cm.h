@@ -103,6 +103,27 @@ void blue__cm_encode(const struct blue_cm_info *info, struct blue_cm_wire *w) BL
 int blue__cm_decode(const void *buf, size_t len, struct blue_cm_info *info) BLUE_HIDDEN_CM;
 
 /*
+ * blue__cm_check_hdr() - the first BLUE_CM_HDR_LEN bytes of a peer's message: blue's
+ * magic (or a clear word when it is rc_pingpong's string) and a length in range.
+ * Return: 0 with the message length in *@len, or -EBADMSG.
+ */
+int blue__cm_check_hdr(const uint8_t hdr[BLUE_CM_HDR_LEN], uint16_t *len) BLUE_HIDDEN_CM;
+
+/*
+ * blue__cm_parse() - a whole peer message of @len bytes, no I/O: the header, its length
+ * against @len, the version, then blue__cm_decode(). What recv_info() runs on what it
+ * read, and what the fuzzer feeds. Return: 0, -EBADMSG or -EPROTONOSUPPORT.
+ */
+int blue__cm_parse(const void *buf, size_t len, struct blue_cm_info *info) BLUE_HIDDEN_CM;
+
+/*
+ * blue__cm_verdict_parse() - a peer's verdict of @len bytes, no I/O.
+ * Return: 0 when it accepted; otherwise -errno with the peer's reason (made printable)
+ * in the CM error.
+ */
+int blue__cm_verdict_parse(const void *buf, size_t len) BLUE_HIDDEN_CM;
+
+/*
  * Check the peer's @remote against our @local: the fields that must agree.
  * Return: 0, or -EPROTO with "FIELD mismatch: local X, peer Y" in the CM error.
  */
