@@ -145,6 +145,7 @@ static enum blue_cm_status status_of(int err)
 	case -EPROTONOSUPPORT:	return BLUE_CM_REJ_VERSION;
 	case -EPROTO:		return BLUE_CM_REJ_MISMATCH;
 	case -ETIMEDOUT:	return BLUE_CM_REJ_TIMEOUT;
+	case -EACCES:		return BLUE_CM_REJ_REFUSED;
 	}
 	return BLUE_CM_REJ_OTHER;
 }
@@ -156,6 +157,7 @@ static int errno_of(uint32_t status)
 	case BLUE_CM_REJ_VERSION:	return EPROTONOSUPPORT;
 	case BLUE_CM_REJ_MISMATCH:	return EPROTO;
 	case BLUE_CM_REJ_TIMEOUT:	return ETIMEDOUT;
+	case BLUE_CM_REJ_REFUSED:	return EACCES;
 	}
 	return EIO;
 }
@@ -318,6 +320,10 @@ int blue_cm_exchange(int fd, const struct blue_cm_info *local, struct blue_cm_in
 	err = recv_info(fd, remote, deadline, timeout_ms);
 	if (!err)
 		err = blue__cm_check(local, remote);
+	if (!err)
+		err = blue__cm_check_peer(fd, remote);
+	if (err == -EACCES || err == -EINVAL)
+		memset(remote, 0, sizeof(*remote));	/* a refused peer's claims are not kept */
 	/*
 	 * Tell the peer either way. After a failure this is best effort (the peer may be
 	 * gone), and our own reason stands: we do not wait for the peer's verdict.

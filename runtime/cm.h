@@ -78,6 +78,7 @@ enum blue_cm_status {
 	BLUE_CM_REJ_MISMATCH = 3,	/* EPROTO: MTU, transport type */
 	BLUE_CM_REJ_TIMEOUT = 4,	/* ETIMEDOUT */
 	BLUE_CM_REJ_OTHER = 5,		/* EIO */
+	BLUE_CM_REJ_REFUSED = 6,	/* EACCES: the peer claims an address not its own */
 };
 
 struct blue_cm_verdict_wire {
@@ -128,6 +129,30 @@ int blue__cm_verdict_parse(const void *buf, size_t len) BLUE_HIDDEN_CM;
  * Return: 0, or -EPROTO with "FIELD mismatch: local X, peer Y" in the CM error.
  */
 int blue__cm_check(const struct blue_cm_info *local, const struct blue_cm_info *remote)
+	BLUE_HIDDEN_CM;
+
+/* ---- whom the CM believes (cm_peer.c) ---- */
+
+/* The IPv4 address (network order) @in claims: its IPv4-mapped GID's, else its IPv4
+ * field; 0 for none. The neighbour entry blue_cm_connect_qp() makes is for it. */
+uint32_t blue__cm_claimed_ip(const struct blue_cm_info *in) BLUE_HIDDEN_CM;
+
+/*
+ * blue__cm_check_peer() - may the peer on @fd claim what @remote claims? Yes when the
+ * claimed IPv4 is the TCP peer's address, or BLUE_CM_ALLOW lists the pair; a non-IP
+ * socket and a peer claiming no IPv4 pass (nothing is installed for them).
+ * Return: 0, -EACCES naming both addresses, -EINVAL for a malformed BLUE_CM_ALLOW
+ * (naming the entry), or -errno from getpeername().
+ */
+int blue__cm_check_peer(int fd, const struct blue_cm_info *remote) BLUE_HIDDEN_CM;
+
+/*
+ * blue__cm_allow_match() - does the allow list @list ("CLAIMED[/PREFIX]=PEER,...", NULL
+ * for none) hold @claimed (network order) with @peer (IPv4 as IPv4-mapped)?
+ * Return: 1, 0, or -EINVAL naming the first malformed entry.
+ */
+struct in6_addr;
+int blue__cm_allow_match(const char *list, uint32_t claimed, const struct in6_addr *peer)
 	BLUE_HIDDEN_CM;
 
 /* ---- sockets and errors (cm_sock.c) ---- */

@@ -498,6 +498,12 @@ int blue_qp_query_retx(struct blue_qp *qp, struct blue_retx_attr *attr);
  *  - ibv_rc_pingpong's (blue_cm_pp_client/_server): the "LID:QPN:PSN:GID" string on
  *    TCP port 18515, so blue programs interoperate with stock rdma-core examples.
  *
+ * Both refuse a peer whose GID claims an IPv4 address other than the one its TCP
+ * connection comes from (EACCES), since blue_cm_connect_qp() makes the MAC it sends the
+ * neighbour entry for that address. A multi-homed peer is listed in the environment:
+ * BLUE_CM_ALLOW="CLAIMED_IPV4[/PREFIX]=TCP_PEER_IP[,...]", e.g. "10.0.1.2=10.0.0.2".
+ * Unix-domain sockets carry no address and are not checked.
+ *
  * Conventions: functions that make a socket return it, or -1 with errno set; the others
  * return 0 or a positive errno. Every wait is bounded by @timeout_ms (>= 0; a negative
  * value is EINVAL). On failure blue_cm_last_error() says what went wrong in words (the
@@ -580,7 +586,10 @@ int blue_cm_connect(const char *host, uint16_t port, int timeout_ms);
  *  EBADMSG:         a message was not ours, truncated, or failed its checksum;
  *  ETIMEDOUT:       the peer did not answer within @timeout_ms;
  *  ECONNRESET:      the peer closed the connection;
- *  EINVAL:          bad arguments (@local itself is checked too).
+ *  EACCES:          the peer's GID claims an address that is not its TCP address
+ *                   (and BLUE_CM_ALLOW does not list the pair); @remote is zeroed;
+ *  EINVAL:          bad arguments (@local itself is checked too), or a malformed
+ *                   BLUE_CM_ALLOW (the peer then sees EIO with the reason).
  * blue_cm_last_error() names the field and both values.
  */
 int blue_cm_exchange(int fd, const struct blue_cm_info *local, struct blue_cm_info *remote,
@@ -665,7 +674,8 @@ int blue_cm_pp_parse(const char *msg, size_t len, struct blue_cm_info *info);
 /**
  * blue_cm_pp_client() - ibv_rc_pingpong's client side on a connected @fd: send ours,
  * read the server's, send "done". The server has already connected its QP by then.
- * Return: 0 or an errno (see blue_cm_last_error()).
+ * Return: 0 or an errno (see blue_cm_last_error()); EACCES for a server claiming an
+ * address not its own (no "done" is sent, @remote is zeroed).
  */
 int blue_cm_pp_client(int fd, const struct blue_cm_info *local, struct blue_cm_info *remote,
 		      int timeout_ms);
@@ -675,7 +685,9 @@ int blue_cm_pp_client(int fd, const struct blue_cm_info *local, struct blue_cm_i
  * client's message, call @on_remote (which should connect the QP, as rc_pingpong's
  * server does before it answers; NULL to skip), send ours, and wait for "done".
  * @on_remote: returns 0, or an errno that aborts the exchange without answering.
- * Return: 0 or an errno (see blue_cm_last_error()).
+ * Return: 0 or an errno (see blue_cm_last_error()); EACCES for a client claiming an
+ * address not its own (@on_remote is not called, nothing is answered: rc_pingpong's
+ * exchange has no way to say why).
  */
 int blue_cm_pp_server(int fd, const struct blue_cm_info *local, struct blue_cm_info *remote,
 		      int (*on_remote)(const struct blue_cm_info *remote, void *arg), void *arg,
