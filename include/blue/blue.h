@@ -637,7 +637,10 @@ void blue_cm_qp_attr_default(struct blue_cm_qp_attr *attr);
  * blue_cm_connect_qp() - move @qp to RTS against @remote: RESET->INIT (if in RESET)
  * with @attr->access, INIT->RTR with the peer's QPN, PSN, GID and @remote->mtu, and
  * RTR->RTS with @local_psn as the send PSN. When @remote carries a MAC, it becomes the
- * static neighbour entry for the peer's IPv4 address, so no ARP entry is needed.
+ * static neighbour entry for the peer's IPv4 address, so no ARP entry is needed; the
+ * entry is held while a QP connected with it exists, and a different MAC for an address
+ * in use is refused (EADDRINUSE, naming the address and both MACs). The table holds
+ * 16 addresses (ENOSPC when full). On failure nothing is held.
  * Then the retransmission policy: selective when @attr->caps and @remote->caps both
  * have BLUE_CM_CAP_SELECTIVE_RETX, go-back-N otherwise (blue_qp_set_retx(); the timer
  * formula set on the QP before is kept).
