@@ -146,6 +146,8 @@ static enum blue_cm_status status_of(int err)
 	case -EPROTO:		return BLUE_CM_REJ_MISMATCH;
 	case -ETIMEDOUT:	return BLUE_CM_REJ_TIMEOUT;
 	case -EACCES:		return BLUE_CM_REJ_REFUSED;
+	case -EADDRINUSE:	return BLUE_CM_REJ_ADDR_IN_USE;
+	case -ENOSPC:		return BLUE_CM_REJ_NO_ROOM;
 	}
 	return BLUE_CM_REJ_OTHER;
 }
@@ -158,6 +160,8 @@ static int errno_of(uint32_t status)
 	case BLUE_CM_REJ_MISMATCH:	return EPROTO;
 	case BLUE_CM_REJ_TIMEOUT:	return ETIMEDOUT;
 	case BLUE_CM_REJ_REFUSED:	return EACCES;
+	case BLUE_CM_REJ_ADDR_IN_USE:	return EADDRINUSE;
+	case BLUE_CM_REJ_NO_ROOM:	return ENOSPC;
 	}
 	return EIO;
 }
@@ -292,8 +296,9 @@ static int recv_verdict(int fd, uint64_t deadline, int timeout_ms)
 	return blue__cm_verdict_parse(&v, sizeof(v));
 }
 
-int blue_cm_exchange(int fd, const struct blue_cm_info *local, struct blue_cm_info *remote,
-		     int timeout_ms)
+/* Both exchanges; with @ctx, the neighbour entry connect_qp will want is checked too. */
+static int exchange(const struct blue_context *ctx, int fd, const struct blue_cm_info *local,
+		    struct blue_cm_info *remote, int timeout_ms)
 {
 	struct blue_cm_info tmp;
 	struct blue_cm_wire w;
@@ -322,7 +327,9 @@ int blue_cm_exchange(int fd, const struct blue_cm_info *local, struct blue_cm_in
 		err = blue__cm_check(local, remote);
 	if (!err)
 		err = blue__cm_check_peer(fd, remote);
-	if (err == -EACCES || err == -EINVAL)
+	if (!err && ctx)
+		err = blue__cm_neigh_check(ctx, remote);
+	if (err == -EACCES || err == -EINVAL || err == -EADDRINUSE || err == -ENOSPC)
 		memset(remote, 0, sizeof(*remote));	/* a refused peer's claims are not kept */
 	/*
 	 * Tell the peer either way. After a failure this is best effort (the peer may be
@@ -335,4 +342,20 @@ int blue_cm_exchange(int fd, const struct blue_cm_info *local, struct blue_cm_in
 		return -blue__cm_io_fail(serr, "sending our verdict", 0,
 					 sizeof(struct blue_cm_verdict_wire), timeout_ms);
 	return -recv_verdict(fd, deadline, timeout_ms);
+}
+
+int blue_cm_exchange(int fd, const struct blue_cm_info *local, struct blue_cm_info *remote,
+		     int timeout_ms)
+{
+	return exchange(NULL, fd, local, remote, timeout_ms);
+}
+
+int blue_cm_exchange_qp(struct blue_context *ctx, int fd, const struct blue_cm_info *local,
+			struct blue_cm_info *remote, int timeout_ms)
+{
+	if (!ctx) {
+		blue__cm_clear_error();
+		return -blue__cm_fail(EINVAL, "exchange_qp: no context");
+	}
+	return exchange(ctx, fd, local, remote, timeout_ms);
 }

@@ -79,6 +79,8 @@ enum blue_cm_status {
 	BLUE_CM_REJ_TIMEOUT = 4,	/* ETIMEDOUT */
 	BLUE_CM_REJ_OTHER = 5,		/* EIO */
 	BLUE_CM_REJ_REFUSED = 6,	/* EACCES: the peer claims an address not its own */
+	BLUE_CM_REJ_ADDR_IN_USE = 7,	/* EADDRINUSE: its address is in use with another MAC */
+	BLUE_CM_REJ_NO_ROOM = 8,	/* ENOSPC: the neighbour table is full */
 };
 
 struct blue_cm_verdict_wire {
@@ -153,6 +155,14 @@ int blue__cm_check_peer(int fd, const struct blue_cm_info *remote) BLUE_HIDDEN_C
  */
 struct in6_addr;
 int blue__cm_allow_match(const char *list, uint32_t claimed, const struct in6_addr *peer)
+	BLUE_HIDDEN_CM;
+
+/*
+ * blue__cm_neigh_check() - could blue_cm_connect_qp() on @ctx hold the neighbour entry
+ * @remote asks for (cm_qp.c)? Return: 0, or -EADDRINUSE / -ENOSPC with the CM error set.
+ */
+struct blue_context;
+int blue__cm_neigh_check(const struct blue_context *ctx, const struct blue_cm_info *remote)
 	BLUE_HIDDEN_CM;
 
 /* ---- sockets and errors (cm_sock.c) ---- */

@@ -130,34 +130,67 @@ static void mac_str(const uint8_t m[6], char buf[18])
 	snprintf(buf, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 }
 
+/* The address and MAC @remote asks for; false when it asks for no entry. */
+static bool peer_neigh(const struct blue_cm_info *remote, uint32_t *ip)
+{
+	static const uint8_t no_mac[6];
+
+	*ip = blue__cm_claimed_ip(remote);
+	return *ip && memcmp(remote->mac, no_mac, 6);
+}
+
+/* The words for a neighbour entry refused (@err from blue__neigh_hold/check). */
+static int neigh_fail(int err, const char *who, uint32_t ip, const uint8_t mac[6],
+		      const struct blue_neigh *cur)
+{
+	char ipstr[INET_ADDRSTRLEN], old[18], new[18], use[48];
+
+	inet_ntop(AF_INET, &ip, ipstr, sizeof(ipstr));
+	if (err == -EADDRINUSE) {
+		mac_str(cur->mac, old);
+		mac_str(mac, new);
+		if (cur->refs)
+			snprintf(use, sizeof(use), "%sin use by %u QP(s)",
+				 cur->pinned ? "set by hand, " : "", cur->refs);
+		else
+			snprintf(use, sizeof(use), "set by hand");
+		/* short: the exchange's copy travels in the verdict's 112-byte reason */
+		return blue__cm_fail(EADDRINUSE, "%s: MAC %s for %s refused: the entry has %s "
+				     "(%s)", who, new, ipstr, old, use);
+	}
+	return blue__cm_fail(-err, "%s: no room for the peer %s: the static neighbour table "
+			     "is full (%d entries, each in use)", who, ipstr, BLUE_MAX_NEIGH);
+}
+
+int blue__cm_neigh_check(const struct blue_context *ctx, const struct blue_cm_info *remote)
+{
+	struct blue_neigh cur;
+	uint32_t ip;
+	int err;
+
+	if (!peer_neigh(remote, &ip))
+		return 0;
+	err = blue__neigh_check(ctx, ip, remote->mac, &cur);
+	return err ? neigh_fail(err, "exchange", ip, remote->mac, &cur) : 0;
+}
+
 /*
  * The peer's MAC as the static neighbour for the address it claims (the exchange checked
- * that claim against the TCP peer), held for @qp. Return: the address held (0: none,
+ * that claim against the TCP peer), held for the QP. Return: the address held (0: none,
  * the peer sent no MAC) or a negative errno with the CM error set.
  */
 static int64_t hold_peer_neigh(struct blue_context *ctx, const struct blue_cm_info *remote)
 {
-	static const uint8_t no_mac[6];
-	char ipstr[INET_ADDRSTRLEN], old[18], new[18];
-	uint32_t ip = blue__cm_claimed_ip(remote);
 	struct blue_neigh cur;
+	uint32_t ip;
 	int err;
 
-	if (!ip || !memcmp(remote->mac, no_mac, 6))
+	if (!peer_neigh(remote, &ip))
 		return 0;
 	err = blue__neigh_hold(ctx, ip, remote->mac, &cur);
-	if (!err)
-		return ip;
-	inet_ntop(AF_INET, &ip, ipstr, sizeof(ipstr));
-	if (err == -EADDRINUSE) {
-		mac_str(cur.mac, old);
-		mac_str(remote->mac, new);
-		return blue__cm_fail(EADDRINUSE, "connect_qp: refusing MAC %s for %s: its static "
-				     "neighbour entry has MAC %s, in use by %u QP(s)%s", new,
-				     ipstr, old, cur.refs, cur.pinned ? " and set by hand" : "");
-	}
-	return blue__cm_fail(-err, "connect_qp: no room for the peer %s: the static neighbour "
-			     "table is full (%d entries, each in use)", ipstr, BLUE_MAX_NEIGH);
+	if (err)
+		return neigh_fail(err, "connect_qp", ip, remote->mac, &cur);
+	return ip;
 }
 
 /* IBA 10.3.1 / rc_pingpong: RESET -> INIT -> RTR -> RTS; Return: 0 or a negative errno. */

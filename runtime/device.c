@@ -193,23 +193,39 @@ static int neigh_find(const struct blue_context *ctx, uint32_t ip)
 	return -1;
 }
 
-/* The entry for @ip set to @mac, or -EADDRINUSE if one in use has another MAC. */
-static int neigh_claim(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
-		       struct blue_neigh **out)
+int blue__neigh_check(const struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
+		      struct blue_neigh *cur)
 {
 	int i = neigh_find(ctx, ip);
+	const struct blue_neigh *n;
+
+	if (i < 0)
+		return ctx->nneigh == BLUE_MAX_NEIGH ? -ENOSPC : 0;
+	n = &ctx->neigh[i];
+	if (memcmp(n->mac, mac, 6) && (n->refs || n->pinned)) {
+		if (cur)
+			*cur = *n;
+		return -EADDRINUSE;
+	}
+	return 0;
+}
+
+/* The entry for @ip set to @mac, or -EADDRINUSE if one in use has another MAC. */
+static int neigh_claim(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
+		       struct blue_neigh *cur, struct blue_neigh **out)
+{
+	int i = neigh_find(ctx, ip);
+	int err = blue__neigh_check(ctx, ip, mac, cur);
 	struct blue_neigh *n;
 
+	if (err)
+		return err;
 	if (i >= 0) {
 		n = &ctx->neigh[i];
-		*out = n;
-		if (memcmp(n->mac, mac, 6) && (n->refs || n->pinned))
-			return -EADDRINUSE;
 		memcpy(n->mac, mac, 6);
+		*out = n;
 		return 0;
 	}
-	if (ctx->nneigh == BLUE_MAX_NEIGH)
-		return -ENOSPC;
 	n = &ctx->neigh[ctx->nneigh++];
 	memset(n, 0, sizeof(*n));
 	n->ip = ip;
@@ -221,7 +237,7 @@ static int neigh_claim(struct blue_context *ctx, uint32_t ip, const uint8_t mac[
 int blue__set_neigh(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6])
 {
 	struct blue_neigh *n;
-	int err = neigh_claim(ctx, ip, mac, &n);
+	int err = neigh_claim(ctx, ip, mac, NULL, &n);
 
 	if (!err)
 		n->pinned = true;
@@ -232,10 +248,8 @@ int blue__neigh_hold(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6]
 		     struct blue_neigh *cur)
 {
 	struct blue_neigh *n;
-	int err = neigh_claim(ctx, ip, mac, &n);
+	int err = neigh_claim(ctx, ip, mac, cur, &n);
 
-	if (err == -EADDRINUSE)
-		*cur = *n;
 	if (!err)
 		n->refs++;
 	return err;

@@ -94,12 +94,16 @@ int blue__set_neigh(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6])
 
 /*
  * blue__neigh_hold() - take a reference on the entry @ip -> @mac, making it if needed.
- * @cur: on -EADDRINUSE, a copy of the entry in the way.
+ * @cur: on -EADDRINUSE, a copy of the entry in the way (NULL: not wanted).
  * Return: 0, -EADDRINUSE when @ip is in use (held or set by hand) with another MAC,
  * -ENOSPC when the table is full.
  */
 int blue__neigh_hold(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
 		     struct blue_neigh *cur) __attribute__((visibility("hidden")));
+
+/* blue__neigh_check() - would blue__neigh_hold() succeed? The same returns, no change. */
+int blue__neigh_check(const struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
+		      struct blue_neigh *cur) __attribute__((visibility("hidden")));
 
 /* blue__neigh_put() - drop a reference; the last one frees an entry not set by hand. */
 void blue__neigh_put(struct blue_context *ctx, uint32_t ip)

@@ -596,6 +596,18 @@ int blue_cm_exchange(int fd, const struct blue_cm_info *local, struct blue_cm_in
 		     int timeout_ms);
 
 /**
+ * blue_cm_exchange_qp() - blue_cm_exchange(), and before the verdicts whether
+ * blue_cm_connect_qp() on @ctx could then hold the neighbour entry the peer asks for,
+ * so that a refusal fails on both sides rather than on this one after the peer was
+ * told all is well. Call blue_cm_connect_qp() next, with no other change to @ctx between.
+ * Return: as blue_cm_exchange(), and on both sides alike
+ *  EADDRINUSE: the peer's address is in use here with another MAC;
+ *  ENOSPC:     the static neighbour table is full.
+ */
+int blue_cm_exchange_qp(struct blue_context *ctx, int fd, const struct blue_cm_info *local,
+			struct blue_cm_info *remote, int timeout_ms);
+
+/**
  * blue_cm_info_from_qp() - fill @info for @qp: its QPN, a random starting PSN, the GID
  * at @gid_index, the IPv4 and MAC of the device (from its GID table), the port's active
  * MTU and the QP's transport type. No capabilities and no MR: set them afterwards if

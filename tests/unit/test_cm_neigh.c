@@ -10,8 +10,13 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <blue/blue.h>
 #include "afxdp_hal/hal.h"
@@ -187,5 +192,97 @@ Test(cm_neigh, full_table_is_a_clear_error_and_entries_are_freed)
 	f.qp[0] = NULL;
 	cr_assert_eq(cm_conn(&f, i, &in), 0, "%s", blue_cm_last_error());
 	cr_assert_eq(state_of(f.qp[i]), BLUE_QPS_RTS);
+	fx_close(&f);
+}
+
+/* ---- the exchange tells the peer too ------------------------------------------------ */
+
+struct xside {
+	struct blue_context *ctx;	/* NULL: plain blue_cm_exchange() */
+	struct blue_cm_info local, remote;
+	int lfd, rc;
+	char err[256];
+};
+
+static void *xserver(void *p)
+{
+	struct xside *s = p;
+	int fd = blue_cm_accept(s->lfd, 3000);
+
+	if (fd < 0) {
+		s->rc = errno;
+	} else {
+		s->rc = s->ctx ? blue_cm_exchange_qp(s->ctx, fd, &s->local, &s->remote, 3000) :
+				 blue_cm_exchange(fd, &s->local, &s->remote, 3000);
+		close(fd);
+	}
+	snprintf(s->err, sizeof(s->err), "%s", blue_cm_last_error());
+	return NULL;
+}
+
+/* @srv (with or without its context) against a plain client claiming @cli_info. */
+static void xrun(struct xside *srv, struct xside *cli)
+{
+	struct sockaddr_in a;
+	socklen_t len = sizeof(a);
+	pthread_t th;
+	int fd;
+
+	srv->lfd = blue_cm_listen("127.0.0.1", 0);
+	cr_assert_geq(srv->lfd, 0);
+	cr_assert_eq(getsockname(srv->lfd, (struct sockaddr *)&a, &len), 0);
+	cr_assert_eq(pthread_create(&th, NULL, xserver, srv), 0);
+	fd = blue_cm_connect("127.0.0.1", ntohs(a.sin_port), 3000);
+	cr_assert_geq(fd, 0, "%s", blue_cm_last_error());
+	cli->rc = blue_cm_exchange(fd, &cli->local, &cli->remote, 3000);
+	snprintf(cli->err, sizeof(cli->err), "%s", blue_cm_last_error());
+	close(fd);
+	pthread_join(th, NULL);
+	close(srv->lfd);
+}
+
+Test(cm_neigh, exchange_refuses_an_address_in_use_on_both_sides)
+{
+	struct xside srv, cli;
+	struct blue_cm_info a;
+	uint8_t mac[6];
+	struct fx f;
+
+	/* the client's RoCE addresses are 10.202.0.x, its CM connection 127.0.0.1 */
+	setenv("BLUE_CM_ALLOW", "10.202.0.0/24=127.0.0.1", 1);
+	fx_open(&f);
+	peer(&a, 9, 1);
+	cr_assert_eq(cm_conn(&f, 0, &a), 0, "%s", blue_cm_last_error());
+
+	memset(&srv, 0, sizeof(srv));
+	memset(&cli, 0, sizeof(cli));
+	cr_assert_eq(blue_cm_info_from_qp(f.ctx, f.qp[1], 1, &srv.local), 0);
+	peer(&cli.local, 9, 2);		/* QP 0's peer address with another MAC */
+
+	/* the plain exchange cannot know: the client is told all is well */
+	xrun(&srv, &cli);
+	cr_assert_eq(srv.rc, 0, "%s", srv.err);
+	cr_assert_eq(cli.rc, 0, "%s", cli.err);
+	cr_assert_eq(cm_conn(&f, 1, &srv.remote), EADDRINUSE);
+
+	/* with the context, both sides refuse, naming the address and both MACs */
+	srv.ctx = f.ctx;
+	xrun(&srv, &cli);
+	cr_assert_eq(srv.rc, EADDRINUSE, "server: rc %d: %s", srv.rc, srv.err);
+	cr_assert(strstr(srv.err, "10.202.0.9") && strstr(srv.err, "02:c5:00:00:01:09") &&
+		  strstr(srv.err, "02:c5:00:00:02:09"), "%s", srv.err);
+	cr_assert_eq(cli.rc, EADDRINUSE, "client: rc %d: %s", cli.rc, cli.err);
+	cr_assert(strstr(cli.err, "the peer rejected the exchange") &&
+		  strstr(cli.err, "02:c5:00:00:01:09"), "%s", cli.err);
+	entry_mac(&f, &a, mac);
+	cr_assert_arr_eq(mac, a.mac, 6, "the entry in use is unchanged");
+	cr_assert_eq(srv.remote.qpn, 0, "nothing of a refused peer is kept");
+
+	/* the same MAC is no conflict */
+	peer(&cli.local, 9, 1);
+	xrun(&srv, &cli);
+	cr_assert_eq(srv.rc, 0, "%s", srv.err);
+	cr_assert_eq(cli.rc, 0, "%s", cli.err);
+	cr_assert_eq(cm_conn(&f, 1, &srv.remote), 0, "%s", blue_cm_last_error());
 	fx_close(&f);
 }
