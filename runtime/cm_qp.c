@@ -194,8 +194,8 @@ static int64_t hold_peer_neigh(struct blue_context *ctx, const struct blue_cm_in
 }
 
 /* IBA 10.3.1 / rc_pingpong: RESET -> INIT -> RTR -> RTS; Return: 0 or a negative errno. */
-static int move_to_rts(struct blue_qp *qp, uint32_t local_psn, const struct blue_cm_info *remote,
-		       const struct blue_cm_qp_attr *attr)
+static int move_to_rts(struct blue_qp *qp, uint32_t local_psn,
+		       const struct blue_cm_info *remote, const struct blue_cm_qp_attr *attr)
 {
 	struct blue_qp_attr a;
 	int err;

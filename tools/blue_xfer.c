@@ -9,8 +9,8 @@
  *                     [--depth N] [--verify] [--progress] [--expect-peer-death] SERVER_IP
  *
  * One TCP connection carries everything besides the data: a HELLO (how many QPs, how
- * much memory each needs), one blue_cm_exchange_qp() per QP (QPN, PSN, GID, MAC and the MR
- * descriptor of that QP's region), then one ROUND per operation and size. Each side
+ * much memory each needs), one blue_cm_exchange_qp() per QP (QPN, PSN, GID, MAC and the
+ * MR descriptor of that QP's region), then one ROUND per operation and size. Each side
  * registers one MR per QP. The client is always the requester, the server the
  * responder, and the client drives the rounds:
  *
