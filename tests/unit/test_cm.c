@@ -1061,6 +1061,51 @@ Test(cm_peer, malformed_allow_list_is_named)
 	cr_assert_neq(cli.rc, 0, "the client is told too");
 }
 
+/* @text (IPv4 or IPv6) in the form blue__cm_allow_match compares peers in. */
+static struct in6_addr peer_addr(const char *text)
+{
+	struct in6_addr a;
+	struct in_addr a4;
+
+	memset(&a, 0, sizeof(a));
+	if (inet_pton(AF_INET, text, &a4) == 1) {
+		a.s6_addr[10] = a.s6_addr[11] = 0xff;
+		memcpy(a.s6_addr + 12, &a4, 4);
+	} else {
+		cr_assert_eq(inet_pton(AF_INET6, text, &a), 1);
+	}
+	return a;
+}
+
+Test(cm_peer, allow_list_pairs_prefixes_and_ipv6)
+{
+	struct in6_addr p4 = peer_addr("10.0.0.2"), p6 = peer_addr("fd00::7");
+	uint32_t c = inet_addr("10.0.1.2"), other = inet_addr("10.0.2.2");
+
+	cr_assert_eq(blue__cm_allow_match(NULL, c, &p4), 0);
+	cr_assert_eq(blue__cm_allow_match("", c, &p4), 0);
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2=10.0.0.2", c, &p4), 1);
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2=10.0.0.2", other, &p4), 0);
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2=10.0.0.3", c, &p4), 0, "another peer");
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2=fd00::7", c, &p6), 1);
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2=fd00::7", c, &p4), 0);
+	cr_assert_eq(blue__cm_allow_match("10.0.0.0/23=10.0.0.2", c, &p4), 1);
+	cr_assert_eq(blue__cm_allow_match("10.0.0.0/23=10.0.0.2", other, &p4), 0);
+	cr_assert_eq(blue__cm_allow_match("0.0.0.0/0=10.0.0.2", other, &p4), 1, "/0: any");
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2/32=10.0.0.2,", c, &p4), 1);
+	/* malformed entries are named, even after one that matched */
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2=10.0.0.2,10.0.1.2/33=10.0.0.2", c, &p4),
+		     -EINVAL);
+	cr_assert(strstr(blue_cm_last_error(), "\"10.0.1.2/33=10.0.0.2\""), "%s",
+		  blue_cm_last_error());
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2=", c, &p4), -EINVAL);
+	cr_assert_eq(blue__cm_allow_match("=10.0.0.2", c, &p4), -EINVAL);
+	cr_assert_eq(blue__cm_allow_match("10.0.1=10.0.0.2", c, &p4), -EINVAL);
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2/=10.0.0.2", c, &p4), -EINVAL);
+	cr_assert_eq(blue__cm_allow_match("fd00::1=10.0.0.2", c, &p4), -EINVAL,
+		     "the claimed side is IPv4");
+}
+
 Test(cm_peer, pp_server_refuses_a_spoofed_client)
 {
 	struct stock_client c;
