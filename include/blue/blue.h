@@ -588,6 +588,8 @@ int blue_cm_connect(const char *host, uint16_t port, int timeout_ms);
  *  ECONNRESET:      the peer closed the connection;
  *  EACCES:          the peer's GID claims an address that is not its TCP address
  *                   (and BLUE_CM_ALLOW does not list the pair); @remote is zeroed;
+ *  EADDRINUSE, ENOSPC: a side using blue_cm_exchange_qp() cannot hold the neighbour
+ *                   entry the other asks for (see there);
  *  EINVAL:          bad arguments (@local itself is checked too), or a malformed
  *                   BLUE_CM_ALLOW (the peer then sees EIO with the reason).
  * blue_cm_last_error() names the field and both values.

@@ -135,7 +135,8 @@ static void fuzz_verdict(const uint8_t *p, size_t n)
 		return;
 	}
 	FZ_CHECK(rc == -EBADMSG || rc == -EPROTONOSUPPORT || rc == -EPROTO ||
-		 rc == -ETIMEDOUT || rc == -EACCES || rc == -EIO, "rc %d", rc);
+		 rc == -ETIMEDOUT || rc == -EACCES || rc == -EADDRINUSE || rc == -ENOSPC ||
+		 rc == -EIO, "rc %d", rc);
 	check_refusal(rc, "verdict");
 	for (e = blue_cm_last_error(); *e; e++)
 		FZ_CHECK(isprint((unsigned char)*e), "unprintable byte 0x%02x relayed",

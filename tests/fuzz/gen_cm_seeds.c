@@ -139,6 +139,10 @@ static void verdicts(void)
 	v.status = htonl(BLUE_CM_REJ_REFUSED);
 	memset(v.reason, 0x1b, sizeof(v.reason));	/* escapes, no NUL */
 	put("verdict-unprintable", FZ_CM_VERDICT, &v, sizeof(v));
+	v.status = htonl(BLUE_CM_REJ_ADDR_IN_USE);
+	snprintf(v.reason, sizeof(v.reason), "exchange: MAC 02:00:00:00:00:02 for 10.0.0.2 "
+		 "refused: the entry has 02:00:00:00:00:01 (in use by 1 QP(s))");
+	put("verdict-addr-in-use", FZ_CM_VERDICT, &v, sizeof(v));
 	v.status = htonl(99);
 	memset(v.reason, 0, sizeof(v.reason));
 	put("verdict-unknown-status", FZ_CM_VERDICT, &v, sizeof(v));
