@@ -19,6 +19,7 @@
  * A Unix-domain socket (a socketpair a program made for itself) has no peer address to
  * compare: the check applies to IP sockets, which blue_cm_listen/connect make.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -60,8 +61,10 @@ static bool parse_claimed(char *s, uint32_t *net, uint32_t *mask)
 
 	if (slash) {
 		*slash = 0;
+		if (!isdigit((unsigned char)slash[1]))	/* strtol would take " 8" or "+8" */
+			return false;
 		bits = strtol(slash + 1, &end, 10);
-		if (end == slash + 1 || *end || bits < 0 || bits > 32)
+		if (*end || bits > 32)
 			return false;
 	}
 	if (inet_pton(AF_INET, s, &a) != 1)

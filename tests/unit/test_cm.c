@@ -1102,6 +1102,8 @@ Test(cm_peer, allow_list_pairs_prefixes_and_ipv6)
 	cr_assert_eq(blue__cm_allow_match("=10.0.0.2", c, &p4), -EINVAL);
 	cr_assert_eq(blue__cm_allow_match("10.0.1=10.0.0.2", c, &p4), -EINVAL);
 	cr_assert_eq(blue__cm_allow_match("10.0.1.2/=10.0.0.2", c, &p4), -EINVAL);
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2/+8=10.0.0.2", c, &p4), -EINVAL);
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2/-1=10.0.0.2", c, &p4), -EINVAL);
 	cr_assert_eq(blue__cm_allow_match("fd00::1=10.0.0.2", c, &p4), -EINVAL,
 		     "the claimed side is IPv4");
 }
