@@ -265,9 +265,14 @@ fuzz-merge: $(FUZZ_TARGETS:%=$(B)/fuzz/fuzz_%)
 		$(B)/fuzz/fuzz_$$t -merge=1 tests/fuzz/corpus/$$t $(B)/fuzz/corpus/$$t; \
 	done
 
-# Rewrite the seed corpus in the tree (templates per opcode, rxe captures).
-fuzz-seeds: $(B)/fuzz/gen_seeds
+$(B)/fuzz/gen_cm_seeds: $(B)/obj/tests/fuzz/gen_cm_seeds.o $(LIBBLUE_A)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Rewrite the seed corpora in the tree (rx: templates per opcode, rxe captures; cm).
+fuzz-seeds: $(B)/fuzz/gen_seeds $(B)/fuzz/gen_cm_seeds
 	$(Q)$(B)/fuzz/gen_seeds tests/fuzz/corpus/rx
+	$(Q)mkdir -p tests/fuzz/corpus/cm && $(B)/fuzz/gen_cm_seeds tests/fuzz/corpus/cm
 
 # --- install ------------------------------------------------------------------
 install: $(LIBBLUE_A) $(LIBBLUE_SO) $(B)/bin/bluectl

@@ -145,6 +145,9 @@ static enum blue_cm_status status_of(int err)
 	case -EPROTONOSUPPORT:	return BLUE_CM_REJ_VERSION;
 	case -EPROTO:		return BLUE_CM_REJ_MISMATCH;
 	case -ETIMEDOUT:	return BLUE_CM_REJ_TIMEOUT;
+	case -EACCES:		return BLUE_CM_REJ_REFUSED;
+	case -EADDRINUSE:	return BLUE_CM_REJ_ADDR_IN_USE;
+	case -ENOSPC:		return BLUE_CM_REJ_NO_ROOM;
 	}
 	return BLUE_CM_REJ_OTHER;
 }
@@ -156,6 +159,9 @@ static int errno_of(uint32_t status)
 	case BLUE_CM_REJ_VERSION:	return EPROTONOSUPPORT;
 	case BLUE_CM_REJ_MISMATCH:	return EPROTO;
 	case BLUE_CM_REJ_TIMEOUT:	return ETIMEDOUT;
+	case BLUE_CM_REJ_REFUSED:	return EACCES;
+	case BLUE_CM_REJ_ADDR_IN_USE:	return EADDRINUSE;
+	case BLUE_CM_REJ_NO_ROOM:	return ENOSPC;
 	}
 	return EIO;
 }
@@ -169,12 +175,57 @@ static bool looks_like_pingpong(const uint8_t *hdr)
 	return hdr[4] == ':';
 }
 
+int blue__cm_check_hdr(const uint8_t hdr[BLUE_CM_HDR_LEN], uint16_t *len)
+{
+	uint32_t magic;
+	uint16_t n;
+
+	memcpy(&magic, hdr, 4);
+	memcpy(&n, hdr + 6, 2);
+	magic = ntohl(magic);
+	n = ntohs(n);
+	if (magic != BLUE_CM_MAGIC && looks_like_pingpong(hdr))
+		return blue__cm_fail(EBADMSG, "peer speaks ibv_rc_pingpong's exchange, not "
+				     "blue's (its message starts \"%.5s\"): use the pingpong "
+				     "mode on this side", (const char *)hdr);
+	if (magic != BLUE_CM_MAGIC)
+		return blue__cm_fail(EBADMSG, "peer message is not a blue CM message: magic "
+				     "0x%08x, expected 0x%08x (\"BLCM\")", magic, BLUE_CM_MAGIC);
+	if (n < BLUE_CM_HDR_LEN || n > BLUE_CM_MAX_LEN)
+		return blue__cm_fail(EBADMSG, "peer message length %u is out of range (%d..%d)",
+				     n, BLUE_CM_HDR_LEN, BLUE_CM_MAX_LEN);
+	*len = n;
+	return 0;
+}
+
+int blue__cm_parse(const void *buf, size_t len, struct blue_cm_info *out)
+{
+	uint16_t want, version;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (len < BLUE_CM_HDR_LEN)
+		return blue__cm_fail(EBADMSG, "peer message is %zu bytes, shorter than the "
+				     "%d-byte header", len, BLUE_CM_HDR_LEN);
+	err = blue__cm_check_hdr(buf, &want);
+	if (err)
+		return err;
+	if (want != len)
+		return blue__cm_fail(EBADMSG, "peer message is %zu bytes but its header says %u",
+				     len, want);
+	memcpy(&version, (const uint8_t *)buf + 4, 2);
+	version = ntohs(version);
+	if (version != BLUE_CM_VERSION)
+		return blue__cm_fail(EPROTONOSUPPORT, "protocol version mismatch: local %u, "
+				     "peer %u", BLUE_CM_VERSION, version);
+	return blue__cm_decode(buf, len, out);
+}
+
 /* Read the peer's info message: header first, then as many bytes as it says. */
 static int recv_info(int fd, struct blue_cm_info *remote, uint64_t deadline, int timeout_ms)
 {
 	uint8_t buf[BLUE_CM_MAX_LEN];
-	uint32_t magic;
-	uint16_t version, len;
+	uint16_t len;
 	size_t got;
 	int err;
 
@@ -182,30 +233,15 @@ static int recv_info(int fd, struct blue_cm_info *remote, uint64_t deadline, int
 	if (err)
 		return blue__cm_io_fail(err, "the peer's CM message", got,
 					sizeof(struct blue_cm_wire), timeout_ms);
-	memcpy(&magic, buf, 4);
-	memcpy(&version, buf + 4, 2);
-	memcpy(&len, buf + 6, 2);
-	magic = ntohl(magic);
-	version = ntohs(version);
-	len = ntohs(len);
-	if (magic != BLUE_CM_MAGIC && looks_like_pingpong(buf))
-		return blue__cm_fail(EBADMSG, "peer speaks ibv_rc_pingpong's exchange, not "
-				     "blue's (its message starts \"%.5s\"): use the pingpong "
-				     "mode on this side", (const char *)buf);
-	if (magic != BLUE_CM_MAGIC)
-		return blue__cm_fail(EBADMSG, "peer message is not a blue CM message: magic "
-				     "0x%08x, expected 0x%08x (\"BLCM\")", magic, BLUE_CM_MAGIC);
-	if (len < BLUE_CM_HDR_LEN || len > BLUE_CM_MAX_LEN)
-		return blue__cm_fail(EBADMSG, "peer message length %u is out of range (%d..%d)",
-				     len, BLUE_CM_HDR_LEN, BLUE_CM_MAX_LEN);
+	err = blue__cm_check_hdr(buf, &len);
+	if (err)
+		return err;
+	/* the whole message, even of another version: both sides then read in step */
 	err = blue__cm_recv(fd, buf + BLUE_CM_HDR_LEN, len - BLUE_CM_HDR_LEN, deadline, &got);
 	if (err)
 		return blue__cm_io_fail(err, "the peer's CM message", got + BLUE_CM_HDR_LEN, len,
 					timeout_ms);
-	if (version != BLUE_CM_VERSION)
-		return blue__cm_fail(EPROTONOSUPPORT, "protocol version mismatch: local %u, "
-				     "peer %u", BLUE_CM_VERSION, version);
-	return blue__cm_decode(buf, len, remote);
+	return blue__cm_parse(buf, len, remote);
 }
 
 static int send_verdict(int fd, int err, uint64_t deadline)
@@ -222,17 +258,17 @@ static int send_verdict(int fd, int err, uint64_t deadline)
 	return blue__cm_send(fd, &v, sizeof(v), deadline);
 }
 
-static int recv_verdict(int fd, uint64_t deadline, int timeout_ms)
+int blue__cm_verdict_parse(const void *buf, size_t len)
 {
 	struct blue_cm_verdict_wire v;
 	char reason[BLUE_CM_REASON_LEN];
 	uint32_t status;
-	size_t got, i;
-	int err;
+	size_t i;
 
-	err = blue__cm_recv(fd, &v, sizeof(v), deadline, &got);
-	if (err)
-		return blue__cm_io_fail(err, "the peer's verdict", got, sizeof(v), timeout_ms);
+	if (len != sizeof(v))
+		return blue__cm_fail(EBADMSG, "peer verdict is %zu bytes; it has %zu", len,
+				     sizeof(v));
+	memcpy(&v, buf, sizeof(v));	/* @buf need not be aligned */
 	if (ntohl(v.magic) != BLUE_CM_VERDICT_MAGIC || ntohs(v.length) != sizeof(v))
 		return blue__cm_fail(EBADMSG, "peer verdict is garbled: magic 0x%08x, length %u",
 				     ntohl(v.magic), ntohs(v.length));
@@ -248,8 +284,21 @@ static int recv_verdict(int fd, uint64_t deadline, int timeout_ms)
 			     reason[0] ? reason : "(no reason given)");
 }
 
-int blue_cm_exchange(int fd, const struct blue_cm_info *local, struct blue_cm_info *remote,
-		     int timeout_ms)
+static int recv_verdict(int fd, uint64_t deadline, int timeout_ms)
+{
+	struct blue_cm_verdict_wire v;
+	size_t got;
+	int err;
+
+	err = blue__cm_recv(fd, &v, sizeof(v), deadline, &got);
+	if (err)
+		return blue__cm_io_fail(err, "the peer's verdict", got, sizeof(v), timeout_ms);
+	return blue__cm_verdict_parse(&v, sizeof(v));
+}
+
+/* Both exchanges; with @ctx, the neighbour entry connect_qp will want is checked too. */
+static int exchange(const struct blue_context *ctx, int fd, const struct blue_cm_info *local,
+		    struct blue_cm_info *remote, int timeout_ms)
 {
 	struct blue_cm_info tmp;
 	struct blue_cm_wire w;
@@ -276,6 +325,12 @@ int blue_cm_exchange(int fd, const struct blue_cm_info *local, struct blue_cm_in
 	err = recv_info(fd, remote, deadline, timeout_ms);
 	if (!err)
 		err = blue__cm_check(local, remote);
+	if (!err)
+		err = blue__cm_check_peer(fd, remote);
+	if (!err && ctx)
+		err = blue__cm_neigh_check(ctx, remote);
+	if (err == -EACCES || err == -EINVAL || err == -EADDRINUSE || err == -ENOSPC)
+		memset(remote, 0, sizeof(*remote));	/* a refused peer's claims are not kept */
 	/*
 	 * Tell the peer either way. After a failure this is best effort (the peer may be
 	 * gone), and our own reason stands: we do not wait for the peer's verdict.
@@ -287,4 +342,20 @@ int blue_cm_exchange(int fd, const struct blue_cm_info *local, struct blue_cm_in
 		return -blue__cm_io_fail(serr, "sending our verdict", 0,
 					 sizeof(struct blue_cm_verdict_wire), timeout_ms);
 	return -recv_verdict(fd, deadline, timeout_ms);
+}
+
+int blue_cm_exchange(int fd, const struct blue_cm_info *local, struct blue_cm_info *remote,
+		     int timeout_ms)
+{
+	return exchange(NULL, fd, local, remote, timeout_ms);
+}
+
+int blue_cm_exchange_qp(struct blue_context *ctx, int fd, const struct blue_cm_info *local,
+			struct blue_cm_info *remote, int timeout_ms)
+{
+	if (!ctx) {
+		blue__cm_clear_error();
+		return -blue__cm_fail(EINVAL, "exchange_qp: no context");
+	}
+	return exchange(ctx, fd, local, remote, timeout_ms);
 }

@@ -78,6 +78,9 @@ enum blue_cm_status {
 	BLUE_CM_REJ_MISMATCH = 3,	/* EPROTO: MTU, transport type */
 	BLUE_CM_REJ_TIMEOUT = 4,	/* ETIMEDOUT */
 	BLUE_CM_REJ_OTHER = 5,		/* EIO */
+	BLUE_CM_REJ_REFUSED = 6,	/* EACCES: the peer claims an address not its own */
+	BLUE_CM_REJ_ADDR_IN_USE = 7,	/* EADDRINUSE: its address is in use with another MAC */
+	BLUE_CM_REJ_NO_ROOM = 8,	/* ENOSPC: the neighbour table is full */
 };
 
 struct blue_cm_verdict_wire {
@@ -103,10 +106,63 @@ void blue__cm_encode(const struct blue_cm_info *info, struct blue_cm_wire *w) BL
 int blue__cm_decode(const void *buf, size_t len, struct blue_cm_info *info) BLUE_HIDDEN_CM;
 
 /*
+ * blue__cm_check_hdr() - the first BLUE_CM_HDR_LEN bytes of a peer's message: blue's
+ * magic (or a clear word when it is rc_pingpong's string) and a length in range.
+ * Return: 0 with the message length in *@len, or -EBADMSG.
+ */
+int blue__cm_check_hdr(const uint8_t hdr[BLUE_CM_HDR_LEN], uint16_t *len) BLUE_HIDDEN_CM;
+
+/*
+ * blue__cm_parse() - a whole peer message of @len bytes, no I/O: the header, its length
+ * against @len, the version, then blue__cm_decode(). What recv_info() runs on what it
+ * read, and what the fuzzer feeds. Return: 0, -EBADMSG or -EPROTONOSUPPORT.
+ */
+int blue__cm_parse(const void *buf, size_t len, struct blue_cm_info *info) BLUE_HIDDEN_CM;
+
+/*
+ * blue__cm_verdict_parse() - a peer's verdict of @len bytes, no I/O.
+ * Return: 0 when it accepted; otherwise -errno with the peer's reason (made printable)
+ * in the CM error.
+ */
+int blue__cm_verdict_parse(const void *buf, size_t len) BLUE_HIDDEN_CM;
+
+/*
  * Check the peer's @remote against our @local: the fields that must agree.
  * Return: 0, or -EPROTO with "FIELD mismatch: local X, peer Y" in the CM error.
  */
 int blue__cm_check(const struct blue_cm_info *local, const struct blue_cm_info *remote)
+	BLUE_HIDDEN_CM;
+
+/* ---- whom the CM believes (cm_peer.c) ---- */
+
+/* The IPv4 address (network order) @in claims: its IPv4-mapped GID's, else its IPv4
+ * field; 0 for none. The neighbour entry blue_cm_connect_qp() makes is for it. */
+uint32_t blue__cm_claimed_ip(const struct blue_cm_info *in) BLUE_HIDDEN_CM;
+
+/*
+ * blue__cm_check_peer() - may the peer on @fd claim what @remote claims? Yes when the
+ * claimed IPv4 is the TCP peer's address, or BLUE_CM_ALLOW lists the pair; a non-IP
+ * socket and a peer claiming no IPv4 pass (nothing is installed for them).
+ * Return: 0, -EACCES naming both addresses, -EINVAL for a malformed BLUE_CM_ALLOW
+ * (naming the entry), or -errno from getpeername().
+ */
+int blue__cm_check_peer(int fd, const struct blue_cm_info *remote) BLUE_HIDDEN_CM;
+
+/*
+ * blue__cm_allow_match() - does the allow list @list ("CLAIMED[/PREFIX]=PEER,...", NULL
+ * for none) hold @claimed (network order) with @peer (IPv4 as IPv4-mapped)?
+ * Return: 1, 0, or -EINVAL naming the first malformed entry.
+ */
+struct in6_addr;
+int blue__cm_allow_match(const char *list, uint32_t claimed, const struct in6_addr *peer)
+	BLUE_HIDDEN_CM;
+
+/*
+ * blue__cm_neigh_check() - could blue_cm_connect_qp() on @ctx hold the neighbour entry
+ * @remote asks for (cm_qp.c)? Return: 0, or -EADDRINUSE / -ENOSPC with the CM error set.
+ */
+struct blue_context;
+int blue__cm_neigh_check(const struct blue_context *ctx, const struct blue_cm_info *remote)
 	BLUE_HIDDEN_CM;
 
 /* ---- sockets and errors (cm_sock.c) ---- */

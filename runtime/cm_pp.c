@@ -136,6 +136,16 @@ int blue_cm_pp_parse(const char *msg, size_t len, struct blue_cm_info *info)
 	return 0;
 }
 
+/* blue__cm_check_peer() for the pingpong exchange: a positive errno, nothing kept. */
+static int refuse_spoof(int fd, struct blue_cm_info *remote)
+{
+	int err = blue__cm_check_peer(fd, remote);
+
+	if (err)
+		memset(remote, 0, sizeof(*remote));
+	return -err;
+}
+
 int blue_cm_pp_client(int fd, const struct blue_cm_info *local, struct blue_cm_info *remote,
 		      int timeout_ms)
 {
@@ -161,6 +171,8 @@ int blue_cm_pp_client(int fd, const struct blue_cm_info *local, struct blue_cm_i
 					 timeout_ms);
 	/* a message we cannot use gets no "done": the server then fails as well */
 	err = blue_cm_pp_parse(msg, sizeof(msg), remote);
+	if (!err)
+		err = refuse_spoof(fd, remote);
 	if (err)
 		return err;
 	err = blue__cm_send(fd, pp_done, sizeof(pp_done), deadline);
@@ -188,8 +200,10 @@ int blue_cm_pp_server(int fd, const struct blue_cm_info *local, struct blue_cm_i
 		return -blue__cm_io_fail(err, "the client's pingpong message", got, sizeof(msg),
 					 timeout_ms);
 	err = blue_cm_pp_parse(msg, sizeof(msg), remote);
+	if (!err)
+		err = refuse_spoof(fd, remote);
 	if (err)
-		return err;
+		return err;	/* closing unanswered is all rc_pingpong's exchange can say */
 	if (on_remote) {
 		err = on_remote(remote, arg);
 		if (err)

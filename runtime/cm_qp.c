@@ -3,8 +3,9 @@
  * From a QP to the CM's blue_cm_info and back: what a side tells its peer, and moving a
  * QP to RTS with what the peer told. Written against the public verbs (blue_query_*,
  * blue_modify_qp, blue_qp_set_retx) so it does not depend on the QP's internals; the
- * internal calls are blue__set_neigh(), to install the MAC the peer sent as a static
- * neighbour, and blue__qp_set_peer_caps(), to record what the two sides negotiated.
+ * internal calls are blue__neigh_hold/put(), to hold the MAC the peer sent as a static
+ * neighbour for the QP (qp->neigh_ip records which, so destroy gives it back), and
+ * blue__qp_set_peer_caps(), to record what the two sides negotiated.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -17,6 +18,7 @@
 
 #include "runtime/cm.h"
 #include "runtime/device.h"
+#include "runtime/qp.h"
 #include "runtime/retx.h"
 
 static bool gid_is_zero(const union blue_gid *g)
@@ -123,44 +125,85 @@ void blue_cm_qp_attr_default(struct blue_cm_qp_attr *a)
 	a->max_dest_rd_atomic = 1;
 }
 
-int blue_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t local_psn,
-		       const struct blue_cm_info *remote, const struct blue_cm_qp_attr *attr)
+static void mac_str(const uint8_t m[6], char buf[18])
+{
+	snprintf(buf, 18, "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
+}
+
+/* The address and MAC @remote asks for; false when it asks for no entry. */
+static bool peer_neigh(const struct blue_cm_info *remote, uint32_t *ip)
 {
 	static const uint8_t no_mac[6];
-	struct blue_cm_qp_attr def;
-	char ipstr[INET_ADDRSTRLEN];
-	struct blue_retx_attr retx;
-	struct blue_qp_attr a;
-	uint32_t caps;
-	uint32_t ip = 0;
+
+	*ip = blue__cm_claimed_ip(remote);
+	return *ip && memcmp(remote->mac, no_mac, 6);
+}
+
+/* The words for a neighbour entry refused (@err from blue__neigh_hold/check). */
+static int neigh_fail(int err, const char *who, uint32_t ip, const uint8_t mac[6],
+		      const struct blue_neigh *cur)
+{
+	char ipstr[INET_ADDRSTRLEN], old[18], new[18], use[48];
+
+	inet_ntop(AF_INET, &ip, ipstr, sizeof(ipstr));
+	if (err == -EADDRINUSE) {
+		mac_str(cur->mac, old);
+		mac_str(mac, new);
+		if (cur->refs)
+			snprintf(use, sizeof(use), "%sin use by %u QP(s)",
+				 cur->pinned ? "set by hand, " : "", cur->refs);
+		else
+			snprintf(use, sizeof(use), "set by hand");
+		/* short: the exchange's copy travels in the verdict's 112-byte reason */
+		return blue__cm_fail(EADDRINUSE, "%s: MAC %s for %s refused: the entry has %s "
+				     "(%s)", who, new, ipstr, old, use);
+	}
+	return blue__cm_fail(-err, "%s: no room for the peer %s: the static neighbour table "
+			     "is full (%d entries, each in use)", who, ipstr, BLUE_MAX_NEIGH);
+}
+
+int blue__cm_neigh_check(const struct blue_context *ctx, const struct blue_cm_info *remote)
+{
+	struct blue_neigh cur;
+	uint32_t ip;
 	int err;
 
-	blue__cm_clear_error();
-	if (!ctx || !qp || !remote)
-		return -blue__cm_fail(EINVAL, "connect_qp: no context, QP or peer info");
-	if (!attr) {
-		blue_cm_qp_attr_default(&def);
-		attr = &def;
-	}
-	if (gid_is_zero(&remote->gid))
-		return -blue__cm_fail(EINVAL, "connect_qp: the peer sent no GID; RoCEv2 needs "
-				      "one (with ibv_rc_pingpong, pass -g with the index of its "
-				      "IPv4 GID, e.g. -g 1)");
-	if (!blue__gid_ipv4(&remote->gid, &ip))
-		ip = remote->ipv4;
-	if (ip && memcmp(remote->mac, no_mac, 6)) {
-		err = blue__set_neigh(ctx, ip, remote->mac);
-		if (err) {
-			inet_ntop(AF_INET, &ip, ipstr, sizeof(ipstr));
-			return -blue__cm_fail(-err, "connect_qp: no room for the peer %s in the "
-					      "static neighbour table", ipstr);
-		}
-	}
+	if (!peer_neigh(remote, &ip))
+		return 0;
+	err = blue__neigh_check(ctx, ip, remote->mac, &cur);
+	return err ? neigh_fail(err, "exchange", ip, remote->mac, &cur) : 0;
+}
+
+/*
+ * The peer's MAC as the static neighbour for the address it claims (the exchange checked
+ * that claim against the TCP peer), held for the QP. Return: the address held (0: none,
+ * the peer sent no MAC) or a negative errno with the CM error set.
+ */
+static int64_t hold_peer_neigh(struct blue_context *ctx, const struct blue_cm_info *remote)
+{
+	struct blue_neigh cur;
+	uint32_t ip;
+	int err;
+
+	if (!peer_neigh(remote, &ip))
+		return 0;
+	err = blue__neigh_hold(ctx, ip, remote->mac, &cur);
+	if (err)
+		return neigh_fail(err, "connect_qp", ip, remote->mac, &cur);
+	return ip;
+}
+
+/* IBA 10.3.1 / rc_pingpong: RESET -> INIT -> RTR -> RTS; Return: 0 or a negative errno. */
+static int move_to_rts(struct blue_qp *qp, uint32_t local_psn,
+		       const struct blue_cm_info *remote, const struct blue_cm_qp_attr *attr)
+{
+	struct blue_qp_attr a;
+	int err;
 
 	memset(&a, 0, sizeof(a));
 	err = blue_query_qp(qp, &a, BLUE_QP_STATE, NULL);
 	if (err)
-		return -blue__cm_fail(err, "connect_qp: cannot query QP 0x%x", blue_qp_num(qp));
+		return blue__cm_fail(err, "connect_qp: cannot query QP 0x%x", blue_qp_num(qp));
 	if (a.qp_state == BLUE_QPS_RESET) {
 		memset(&a, 0, sizeof(a));
 		a.qp_state = BLUE_QPS_INIT;
@@ -170,14 +213,14 @@ int blue_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t lo
 		err = blue_modify_qp(qp, &a, BLUE_QP_STATE | BLUE_QP_PKEY_INDEX | BLUE_QP_PORT |
 				     BLUE_QP_ACCESS_FLAGS);
 		if (err)
-			return -blue__cm_fail(err, "connect_qp: QP 0x%x RESET -> INIT failed",
-					      blue_qp_num(qp));
+			return blue__cm_fail(err, "connect_qp: QP 0x%x RESET -> INIT failed",
+					     blue_qp_num(qp));
 	} else if (a.qp_state != BLUE_QPS_INIT) {
-		return -blue__cm_fail(EINVAL, "connect_qp: QP 0x%x is not in RESET or INIT "
-				      "(state %d)", blue_qp_num(qp), (int)a.qp_state);
+		return blue__cm_fail(EINVAL, "connect_qp: QP 0x%x is not in RESET or INIT "
+				     "(state %d)", blue_qp_num(qp), (int)a.qp_state);
 	}
 
-	/* IBA 10.3.1 / rc_pingpong: INIT -> RTR with the responder's attributes */
+	/* INIT -> RTR with the responder's attributes */
 	memset(&a, 0, sizeof(a));
 	a.qp_state = BLUE_QPS_RTR;
 	a.path_mtu = remote->mtu;
@@ -192,9 +235,9 @@ int blue_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t lo
 			     BLUE_QP_DEST_QPN | BLUE_QP_RQ_PSN | BLUE_QP_MAX_DEST_RD_ATOMIC |
 			     BLUE_QP_MIN_RNR_TIMER);
 	if (err)
-		return -blue__cm_fail(err, "connect_qp: QP 0x%x INIT -> RTR failed (peer QPN "
-				      "0x%06x, PSN 0x%06x, MTU %d)", blue_qp_num(qp),
-				      remote->qpn, remote->psn, blue_mtu_bytes(remote->mtu));
+		return blue__cm_fail(err, "connect_qp: QP 0x%x INIT -> RTR failed (peer QPN "
+				     "0x%06x, PSN 0x%06x, MTU %d)", blue_qp_num(qp),
+				     remote->qpn, remote->psn, blue_mtu_bytes(remote->mtu));
 
 	/* RTR -> RTS with the requester's */
 	memset(&a, 0, sizeof(a));
@@ -207,14 +250,22 @@ int blue_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t lo
 	err = blue_modify_qp(qp, &a, BLUE_QP_STATE | BLUE_QP_SQ_PSN | BLUE_QP_TIMEOUT |
 			     BLUE_QP_RETRY_CNT | BLUE_QP_RNR_RETRY | BLUE_QP_MAX_QP_RD_ATOMIC);
 	if (err)
-		return -blue__cm_fail(err, "connect_qp: QP 0x%x RTR -> RTS failed",
-				      blue_qp_num(qp));
+		return blue__cm_fail(err, "connect_qp: QP 0x%x RTR -> RTS failed",
+				     blue_qp_num(qp));
+	return 0;
+}
 
-	/*
-	 * What both sides offered is what both use: the peer computes the same AND, so
-	 * selective retransmission is on at both ends or at neither.
-	 */
-	caps = attr->caps & remote->caps;
+/*
+ * What both sides offered is what both use: the peer computes the same AND, so
+ * selective retransmission is on at both ends or at neither. Return: 0 or -errno.
+ */
+static int set_negotiated(struct blue_qp *qp, const struct blue_cm_info *remote,
+			  const struct blue_cm_qp_attr *attr)
+{
+	struct blue_retx_attr retx;
+	uint32_t caps = attr->caps & remote->caps;
+	int err;
+
 	blue__qp_set_peer_caps(qp, caps);
 	err = blue_qp_query_retx(qp, &retx);
 	if (!err) {
@@ -223,8 +274,45 @@ int blue_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t lo
 		err = blue_qp_set_retx(qp, &retx);
 	}
 	if (err)
-		return -blue__cm_fail(err, "connect_qp: QP 0x%x: cannot set the "
-				      "retransmission policy", blue_qp_num(qp));
+		return blue__cm_fail(err, "connect_qp: QP 0x%x: cannot set the "
+				     "retransmission policy", blue_qp_num(qp));
+	return 0;
+}
+
+int blue_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t local_psn,
+		       const struct blue_cm_info *remote, const struct blue_cm_qp_attr *attr)
+{
+	struct blue_cm_qp_attr def;
+	int64_t held;
+	int err;
+
+	blue__cm_clear_error();
+	if (!ctx || !qp || !remote)
+		return -blue__cm_fail(EINVAL, "connect_qp: no context, QP or peer info");
+	if (!attr) {
+		blue_cm_qp_attr_default(&def);
+		attr = &def;
+	}
+	if (gid_is_zero(&remote->gid))
+		return -blue__cm_fail(EINVAL, "connect_qp: the peer sent no GID; RoCEv2 needs "
+				      "one (with ibv_rc_pingpong, pass -g with the index of its "
+				      "IPv4 GID, e.g. -g 1)");
+	/* before RTR, which resolves the peer's MAC through this entry */
+	held = hold_peer_neigh(ctx, remote);
+	if (held < 0)
+		return (int)-held;
+	err = move_to_rts(qp, local_psn, remote, attr);
+	if (!err)
+		err = set_negotiated(qp, remote, attr);
+	if (err) {
+		if (held)
+			blue__neigh_put(ctx, (uint32_t)held);	/* nothing half-installed */
+		return -err;
+	}
+	/* a QP connected again gives up the entry of its former peer */
+	if (qp->neigh_ip)
+		blue__neigh_put(ctx, qp->neigh_ip);
+	qp->neigh_ip = (uint32_t)held;
 	blue__obs_conn_done(qp, remote->qpn);
 	return 0;
 }

@@ -185,20 +185,88 @@ int blue_query_gid(struct blue_context *ctx, uint8_t port, int index, union blue
 	return 0;
 }
 
+static int neigh_find(const struct blue_context *ctx, uint32_t ip)
+{
+	for (unsigned int i = 0; i < ctx->nneigh; i++)
+		if (ctx->neigh[i].ip == ip)
+			return (int)i;
+	return -1;
+}
+
+int blue__neigh_check(const struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
+		      struct blue_neigh *cur)
+{
+	int i = neigh_find(ctx, ip);
+	const struct blue_neigh *n;
+
+	if (i < 0)
+		return ctx->nneigh == BLUE_MAX_NEIGH ? -ENOSPC : 0;
+	n = &ctx->neigh[i];
+	if (memcmp(n->mac, mac, 6) && (n->refs || n->pinned)) {
+		if (cur)
+			*cur = *n;
+		return -EADDRINUSE;
+	}
+	return 0;
+}
+
+/* The entry for @ip set to @mac, or -EADDRINUSE if one in use has another MAC. */
+static int neigh_claim(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
+		       struct blue_neigh *cur, struct blue_neigh **out)
+{
+	int i = neigh_find(ctx, ip);
+	int err = blue__neigh_check(ctx, ip, mac, cur);
+	struct blue_neigh *n;
+
+	if (err)
+		return err;
+	if (i >= 0) {
+		n = &ctx->neigh[i];
+		memcpy(n->mac, mac, 6);
+		*out = n;
+		return 0;
+	}
+	n = &ctx->neigh[ctx->nneigh++];
+	memset(n, 0, sizeof(*n));
+	n->ip = ip;
+	memcpy(n->mac, mac, 6);
+	*out = n;
+	return 0;
+}
+
 int blue__set_neigh(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6])
 {
-	unsigned int i;
+	struct blue_neigh *n;
+	int err = neigh_claim(ctx, ip, mac, NULL, &n);
 
-	for (i = 0; i < ctx->nneigh; i++)
-		if (ctx->neigh[i].ip == ip)
-			break;
-	if (i == BLUE_MAX_NEIGH)
-		return -ENOSPC;
-	ctx->neigh[i].ip = ip;
-	memcpy(ctx->neigh[i].mac, mac, 6);
-	if (i == ctx->nneigh)
-		ctx->nneigh++;
-	return 0;
+	if (!err)
+		n->pinned = true;
+	return err;
+}
+
+int blue__neigh_hold(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
+		     struct blue_neigh *cur)
+{
+	struct blue_neigh *n;
+	int err = neigh_claim(ctx, ip, mac, cur, &n);
+
+	if (!err)
+		n->refs++;
+	return err;
+}
+
+void blue__neigh_put(struct blue_context *ctx, uint32_t ip)
+{
+	int i = neigh_find(ctx, ip);
+	struct blue_neigh *n;
+
+	if (i < 0)
+		return;
+	n = &ctx->neigh[i];
+	if (n->refs)
+		n->refs--;
+	if (!n->refs && !n->pinned)
+		*n = ctx->neigh[--ctx->nneigh];	/* the last entry fills the hole */
 }
 
 /* /proc/net/arp: "IP address  HW type  Flags  HW address  Mask  Device". */

@@ -30,10 +30,18 @@
 #define BLUE_MAX_MR_SIZE	(1ull << 40)
 #define BLUE_MAX_MSG		(1u << 31)	/* IBA: a message is at most 2^31 bytes */
 
-/* A static neighbour: where to send frames for an IPv4 peer. */
+/*
+ * A static neighbour: where to send frames for an IPv4 peer. Set by hand
+ * (blue__set_neigh: kept) or from a peer's CM message (blue__neigh_hold: refcounted by
+ * the QPs connected with it, freed with the last). Either way a different MAC for an
+ * address in use is refused: changing it would redirect the traffic of the QPs that
+ * rely on it.
+ */
 struct blue_neigh {
 	uint32_t ip;		/* network order */
 	uint8_t mac[6];
+	bool pinned;		/* set by hand: stays at refs 0 */
+	unsigned int refs;	/* QPs holding it (struct blue_qp.neigh_ip) */
 };
 
 struct blue_qp;
@@ -77,10 +85,28 @@ struct blue_context *blue_open_device_hal(struct blue_hal *hal, const uint8_t ma
 
 /*
  * blue__set_neigh() - a static neighbour entry: frames to @ip go to @mac. Consulted at
- * INIT->RTR before the kernel neighbour table.
- * Return: 0, or -ENOSPC when the table is full.
+ * INIT->RTR before the kernel neighbour table. It stays until the context closes.
+ * Return: 0, -EADDRINUSE when QPs hold @ip with another MAC, -ENOSPC when the table is
+ * full (BLUE_MAX_NEIGH).
  */
 int blue__set_neigh(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6])
+	__attribute__((visibility("hidden")));
+
+/*
+ * blue__neigh_hold() - take a reference on the entry @ip -> @mac, making it if needed.
+ * @cur: on -EADDRINUSE, a copy of the entry in the way (NULL: not wanted).
+ * Return: 0, -EADDRINUSE when @ip is in use (held or set by hand) with another MAC,
+ * -ENOSPC when the table is full.
+ */
+int blue__neigh_hold(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
+		     struct blue_neigh *cur) __attribute__((visibility("hidden")));
+
+/* blue__neigh_check() - would blue__neigh_hold() succeed? The same returns, no change. */
+int blue__neigh_check(const struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
+		      struct blue_neigh *cur) __attribute__((visibility("hidden")));
+
+/* blue__neigh_put() - drop a reference; the last one frees an entry not set by hand. */
+void blue__neigh_put(struct blue_context *ctx, uint32_t ip)
 	__attribute__((visibility("hidden")));
 
 /*

@@ -219,6 +219,8 @@ int blue_destroy_qp(struct blue_qp *qp)
 	live_clear(qp->live);
 	blue_hal_flow_unbind(ctx->hal, qp->qpn);
 	ctx->qp_by_slot[blue_qpn_slot(qp->qpn)] = NULL;
+	if (qp->neigh_ip)
+		blue__neigh_put(ctx, qp->neigh_ip);
 	for (pp = &ctx->qps; *pp; pp = &(*pp)->next) {
 		if (*pp == qp) {
 			*pp = qp->next;

@@ -49,6 +49,7 @@ struct blue_qp {
 	uint32_t init_sq_psn;		/* as set at RTR->RTS, for query_qp */
 	struct blue_ah_attr ah;
 	uint8_t peer_mac[6];
+	uint32_t neigh_ip;		/* the static neighbour it holds (connect_qp); 0: none */
 	uint64_t cm_start_ns;		/* blue_cm_info_from_qp(): connection setup began */
 
 	/* queues */

@@ -9,8 +9,8 @@
  *                     [--depth N] [--verify] [--progress] [--expect-peer-death] SERVER_IP
  *
  * One TCP connection carries everything besides the data: a HELLO (how many QPs, how
- * much memory each needs), one blue_cm_exchange() per QP (QPN, PSN, GID, MAC and the MR
- * descriptor of that QP's region), then one ROUND per operation and size. Each side
+ * much memory each needs), one blue_cm_exchange_qp() per QP (QPN, PSN, GID, MAC and the
+ * MR descriptor of that QP's region), then one ROUND per operation and size. Each side
  * registers one MR per QP. The client is always the requester, the server the
  * responder, and the client drives the rounds:
  *
@@ -860,7 +860,7 @@ static int set_retx(struct xfer *x, struct xqp *q, uint32_t i)
 }
 
 /*
- * Both sides: one blue_cm_exchange per QP, in QP order, on the one TCP connection, then
+ * Both sides: one blue_cm_exchange_qp per QP, in QP order, on the one TCP connection, then
  * every QP to RTS. The server's QPs grant the remote rights its regions carry.
  */
 static int xfer_connect(struct xfer *x)
@@ -891,7 +891,7 @@ static int xfer_connect(struct xfer *x)
 			q->local.mtu = o->mtu;
 		blue_cm_info_set_mr(&q->local, q->mr);
 		q->local.caps = qa.caps;
-		err = blue_cm_exchange(x->fd, &q->local, &q->remote, tmo);
+		err = blue_cm_exchange_qp(x->ctx, x->fd, &q->local, &q->remote, tmo);
 		if (err) {
 			fprintf(stderr, "exchange for QP %u failed: %s\n", i,
 				blue_cm_last_error());

@@ -508,6 +508,12 @@ int blue_qp_query_retx(struct blue_qp *qp, struct blue_retx_attr *attr);
  *  - ibv_rc_pingpong's (blue_cm_pp_client/_server): the "LID:QPN:PSN:GID" string on
  *    TCP port 18515, so blue programs interoperate with stock rdma-core examples.
  *
+ * Both refuse a peer whose GID claims an IPv4 address other than the one its TCP
+ * connection comes from (EACCES), since blue_cm_connect_qp() makes the MAC it sends the
+ * neighbour entry for that address. A multi-homed peer is listed in the environment:
+ * BLUE_CM_ALLOW="CLAIMED_IPV4[/PREFIX]=TCP_PEER_IP[,...]", e.g. "10.0.1.2=10.0.0.2".
+ * Unix-domain sockets carry no address and are not checked.
+ *
  * Conventions: functions that make a socket return it, or -1 with errno set; the others
  * return 0 or a positive errno. Every wait is bounded by @timeout_ms (>= 0; a negative
  * value is EINVAL). On failure blue_cm_last_error() says what went wrong in words (the
@@ -590,11 +596,28 @@ int blue_cm_connect(const char *host, uint16_t port, int timeout_ms);
  *  EBADMSG:         a message was not ours, truncated, or failed its checksum;
  *  ETIMEDOUT:       the peer did not answer within @timeout_ms;
  *  ECONNRESET:      the peer closed the connection;
- *  EINVAL:          bad arguments (@local itself is checked too).
+ *  EACCES:          the peer's GID claims an address that is not its TCP address
+ *                   (and BLUE_CM_ALLOW does not list the pair); @remote is zeroed;
+ *  EADDRINUSE, ENOSPC: a side using blue_cm_exchange_qp() cannot hold the neighbour
+ *                   entry the other asks for (see there);
+ *  EINVAL:          bad arguments (@local itself is checked too), or a malformed
+ *                   BLUE_CM_ALLOW (the peer then sees EIO with the reason).
  * blue_cm_last_error() names the field and both values.
  */
 int blue_cm_exchange(int fd, const struct blue_cm_info *local, struct blue_cm_info *remote,
 		     int timeout_ms);
+
+/**
+ * blue_cm_exchange_qp() - blue_cm_exchange(), and before the verdicts whether
+ * blue_cm_connect_qp() on @ctx could then hold the neighbour entry the peer asks for,
+ * so that a refusal fails on both sides rather than on this one after the peer was
+ * told all is well. Call blue_cm_connect_qp() next, with no other change to @ctx between.
+ * Return: as blue_cm_exchange(), and on both sides alike
+ *  EADDRINUSE: the peer's address is in use here with another MAC;
+ *  ENOSPC:     the static neighbour table is full.
+ */
+int blue_cm_exchange_qp(struct blue_context *ctx, int fd, const struct blue_cm_info *local,
+			struct blue_cm_info *remote, int timeout_ms);
 
 /**
  * blue_cm_info_from_qp() - fill @info for @qp: its QPN, a random starting PSN, the GID
@@ -638,7 +661,10 @@ void blue_cm_qp_attr_default(struct blue_cm_qp_attr *attr);
  * blue_cm_connect_qp() - move @qp to RTS against @remote: RESET->INIT (if in RESET)
  * with @attr->access, INIT->RTR with the peer's QPN, PSN, GID and @remote->mtu, and
  * RTR->RTS with @local_psn as the send PSN. When @remote carries a MAC, it becomes the
- * static neighbour entry for the peer's IPv4 address, so no ARP entry is needed.
+ * static neighbour entry for the peer's IPv4 address, so no ARP entry is needed; the
+ * entry is held while a QP connected with it exists, and a different MAC for an address
+ * in use is refused (EADDRINUSE, naming the address and both MACs). The table holds
+ * 16 addresses (ENOSPC when full). On failure nothing is held.
  * Then the retransmission policy: selective when @attr->caps and @remote->caps both
  * have BLUE_CM_CAP_SELECTIVE_RETX, go-back-N otherwise (blue_qp_set_retx(); the timer
  * formula set on the QP before is kept).
@@ -675,7 +701,8 @@ int blue_cm_pp_parse(const char *msg, size_t len, struct blue_cm_info *info);
 /**
  * blue_cm_pp_client() - ibv_rc_pingpong's client side on a connected @fd: send ours,
  * read the server's, send "done". The server has already connected its QP by then.
- * Return: 0 or an errno (see blue_cm_last_error()).
+ * Return: 0 or an errno (see blue_cm_last_error()); EACCES for a server claiming an
+ * address not its own (no "done" is sent, @remote is zeroed).
  */
 int blue_cm_pp_client(int fd, const struct blue_cm_info *local, struct blue_cm_info *remote,
 		      int timeout_ms);
@@ -685,7 +712,9 @@ int blue_cm_pp_client(int fd, const struct blue_cm_info *local, struct blue_cm_i
  * client's message, call @on_remote (which should connect the QP, as rc_pingpong's
  * server does before it answers; NULL to skip), send ours, and wait for "done".
  * @on_remote: returns 0, or an errno that aborts the exchange without answering.
- * Return: 0 or an errno (see blue_cm_last_error()).
+ * Return: 0 or an errno (see blue_cm_last_error()); EACCES for a client claiming an
+ * address not its own (@on_remote is not called, nothing is answered: rc_pingpong's
+ * exchange has no way to say why).
  */
 int blue_cm_pp_server(int fd, const struct blue_cm_info *local, struct blue_cm_info *remote,
 		      int (*on_remote)(const struct blue_cm_info *remote, void *arg), void *arg,

@@ -243,7 +243,7 @@ int rc_end_connect(struct rc_end *e)
 		printf("FAIL cm connect/accept: %s\n", blue_cm_last_error());
 		return -1;
 	}
-	err = blue_cm_exchange(fd, &e->local, &e->remote, e->timeout_ms);
+	err = blue_cm_exchange_qp(e->ctx, fd, &e->local, &e->remote, e->timeout_ms);
 	close(fd);
 	if (err) {
 		printf("FAIL cm exchange: %s\n", blue_cm_last_error());

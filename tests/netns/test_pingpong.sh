@@ -232,6 +232,87 @@ test_pingpong_client_with_stock_server_exchange() {
 		fail "the client's SEND did not fail with a completion error"
 }
 
+# A peer whose GID claims an address that is not its TCP address is refused before
+# anything is connected: blue_cm_connect_qp() would make the MAC it sends the neighbour
+# entry for that address (runtime/cm_peer.c). IP_C is on the link, but nobody's.
+IP_C=10.201.93.3
+
+test_pingpong_server_refuses_a_spoofed_client() {
+	pp_setup
+	[ -x "$PY" ] || skip "$PY not found"
+	local script srv_out py_out spid src=0
+	script=$(mktemp)
+	srv_out=$(mktemp)
+	py_out=$(mktemp)
+	on_exit "rm -f $script $srv_out $py_out"
+	stock_peer_script >"$script"
+	unset BLUE_CM_ALLOW
+	ns_bg "$NS_A" spid timeout 20 "$PP" -d "$IF_A" --timeout 2 -n 5 >"$srv_out" 2>&1
+	# from IP_B, claiming IP_C; it may see a reset when it writes "done" to the closed socket
+	ns_exec "$NS_B" timeout 20 "$PY" "$script" client "$IP_A" "$IP_C" >"$py_out" 2>&1 || true
+	wait "$spid" || src=$?
+	echo "--- server:"; cat "$srv_out"
+	echo "--- stock-like client:"; cat "$py_out"
+	[ "$src" -eq 1 ] || fail "server exited $src; want 1 (refused)"
+	grep -qF "peer claims $IP_C but connects from $IP_B: refused" "$srv_out" ||
+		fail "the server did not name the claimed and the TCP address"
+	grep -q "^  remote address:" "$srv_out" && fail "the server used the spoofed address"
+	if grep -q '^GOT ' "$py_out"; then
+		grep -qx 'GOT ' "$py_out" || fail "the server answered a refused client"
+	fi
+	true
+}
+
+test_pingpong_client_refuses_a_spoofed_server() {
+	pp_setup
+	[ -x "$PY" ] || skip "$PY not found"
+	local script cli_out py_out ppid rc=0
+	script=$(mktemp)
+	cli_out=$(mktemp)
+	py_out=$(mktemp)
+	on_exit "rm -f $script $cli_out $py_out"
+	stock_peer_script >"$script"
+	unset BLUE_CM_ALLOW
+	# at IP_A, claiming IP_C
+	ns_bg "$NS_A" ppid timeout 20 "$PY" "$script" server "$IP_A" "$IP_C" >"$py_out" 2>&1
+	ns_exec "$NS_B" timeout 20 "$PP" -d "$IF_B" --timeout 5 -n 5 "$IP_A" >"$cli_out" 2>&1 ||
+		rc=$?
+	wait "$ppid" || true
+	echo "--- client:"; cat "$cli_out"
+	echo "--- stock-like server:"; cat "$py_out"
+	[ "$rc" -eq 1 ] || fail "client exited $rc; want 1 (refused)"
+	grep -qF "peer claims $IP_C but connects from $IP_A: refused" "$cli_out" ||
+		fail "the client did not name the claimed and the TCP address"
+	grep -q "^  remote address:" "$cli_out" && fail "the client used the spoofed address"
+	grep -qx "DONE " "$py_out" || fail "the client sent \"done\" to a refused server"
+}
+
+test_pingpong_allow_list_admits_a_multihomed_client() {
+	pp_setup
+	[ -x "$PY" ] || skip "$PY not found"
+	local script srv_out py_out spid src=0
+	script=$(mktemp)
+	srv_out=$(mktemp)
+	py_out=$(mktemp)
+	on_exit "rm -f $script $srv_out $py_out"
+	stock_peer_script >"$script"
+	# a multi-homed client: IP_C is its too (so it answers ARP), its CM leaves from IP_B
+	ip -n "$NS_B" addr add "$IP_C/32" dev "$IF_B"
+	# listed, it is accepted (the namespace, and the address with it, go at teardown)
+	BLUE_CM_ALLOW="10.9.9.9=10.9.9.8,$IP_C=$IP_B" ns_bg "$NS_A" spid timeout 20 "$PP" \
+		-d "$IF_A" --timeout 2 -n 5 >"$srv_out" 2>&1
+	ns_exec "$NS_B" timeout 20 "$PY" "$script" client "$IP_A" "$IP_C" >"$py_out" 2>&1 ||
+		{ cat "$py_out"; fail "the stock-like client failed"; }
+	wait "$spid" || src=$?
+	echo "--- server:"; cat "$srv_out"
+	grep -qxF "  remote address: LID 0x0000, QPN 0xabcdef, PSN 0x123456, GID ::ffff:$IP_C" \
+		"$srv_out" || fail "the server did not take the listed client's address"
+	expect_pp_message "$(sed -n 's/^GOT //p' "$py_out")" "$IP_A"
+	# no QP answers at IP_C, so the loop times out: exit 1, as with any absent peer
+	[ "$src" -eq 1 ] || fail "server exited $src; want 1 (no peer QP)"
+	grep -q "No completion for 2 s" "$srv_out" || fail "the server did not run its loop"
+}
+
 test_pingpong_no_device() {
 	# a namespace where blue is attached nowhere: a clear message, exit 1
 	[ "$(id -u)" -eq 0 ] || skip "needs root"

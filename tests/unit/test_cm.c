@@ -977,6 +977,194 @@ Test(cm, pp_client_times_out_on_a_silent_server)
 	close(lfd);
 }
 
+/* ---- whom the CM believes: the claimed address against the TCP peer's ------------- */
+
+/*
+ * The tests above connect over 127.0.0.1 with GIDs that claim 10.201.0.x, as a
+ * multi-homed host would: their suite lists that pair. Those below set their own list.
+ */
+static void allow_test_net(void)
+{
+	setenv("BLUE_CM_ALLOW", "10.201.0.0/24=127.0.0.1", 1);
+}
+
+TestSuite(cm, .init = allow_test_net);
+
+/* @in claims @ip (host order): its IPv4 and its IPv4-mapped GID. */
+static void info_claims(struct blue_cm_info *in, uint32_t ip)
+{
+	in->ipv4 = htonl(ip);
+	memcpy(in->gid.raw + 12, &in->ipv4, 4);
+}
+
+/* The server claims 127.0.0.1 (true), the client 10.201.0.@last over 127.0.0.1. */
+static void run_claim(struct side *srv, struct side *cli, uint8_t last)
+{
+	memset(srv, 0, sizeof(*srv));
+	memset(cli, 0, sizeof(*cli));
+	info_sample(&srv->local, 0x000123, 1);
+	info_claims(&srv->local, INADDR_LOOPBACK);
+	info_sample(&cli->local, 0x000456, last);
+	run_pair(srv, cli);
+}
+
+Test(cm_peer, spoofed_gid_refused_on_both_sides)
+{
+	static const uint8_t zero[sizeof(struct blue_cm_info)];
+	struct side srv, cli;
+
+	unsetenv("BLUE_CM_ALLOW");
+	run_claim(&srv, &cli, 2);
+	cr_assert_eq(srv.rc, EACCES, "server accepted a GID claiming 10.201.0.2 from "
+		     "127.0.0.1 (rc %d: %s)", srv.rc, srv.err);
+	cr_assert(strstr(srv.err, "claims 10.201.0.2") && strstr(srv.err, "from 127.0.0.1"),
+		  "%s", srv.err);
+	cr_assert(strstr(srv.err, "BLUE_CM_ALLOW"), "the message names the way out: %s",
+		  srv.err);
+	cr_assert_eq(cli.rc, EACCES, "client: rc %d: %s", cli.rc, cli.err);
+	cr_assert(strstr(cli.err, "the peer rejected the exchange") &&
+		  strstr(cli.err, "claims 10.201.0.2"), "%s", cli.err);
+	cr_assert_arr_eq(&srv.remote, zero, sizeof(zero), "nothing of a refused peer is kept");
+}
+
+Test(cm_peer, allow_listed_pair_accepted_and_only_it)
+{
+	struct side srv, cli;
+
+	setenv("BLUE_CM_ALLOW", " 10.9.9.9=10.8.8.8 , 10.201.0.2=127.0.0.1", 1);
+	run_claim(&srv, &cli, 2);
+	cr_assert_eq(srv.rc, 0, "server: %s", srv.err);
+	cr_assert_eq(cli.rc, 0, "client: %s", cli.err);
+	cr_assert_eq(srv.remote.ipv4, htonl(0x0ac90002u));
+
+	run_claim(&srv, &cli, 3);
+	cr_assert_eq(srv.rc, EACCES, "10.201.0.3 is not listed: %s", srv.err);
+	cr_assert_eq(cli.rc, EACCES);
+
+	/* a prefix on the claimed side */
+	setenv("BLUE_CM_ALLOW", "10.201.0.0/30=127.0.0.1", 1);
+	run_claim(&srv, &cli, 3);
+	cr_assert_eq(srv.rc, 0, "10.201.0.3 is in 10.201.0.0/30: %s", srv.err);
+	run_claim(&srv, &cli, 4);
+	cr_assert_eq(srv.rc, EACCES, "10.201.0.4 is not in 10.201.0.0/30: %s", srv.err);
+}
+
+Test(cm_peer, malformed_allow_list_is_named)
+{
+	struct side srv, cli;
+
+	setenv("BLUE_CM_ALLOW", "10.201.0.2=127.0.0.1,10.201.0.3:127.0.0.1", 1);
+	run_claim(&srv, &cli, 4);
+	cr_assert_eq(srv.rc, EINVAL, "rc %d: %s", srv.rc, srv.err);
+	cr_assert(strstr(srv.err, "BLUE_CM_ALLOW") &&
+		  strstr(srv.err, "\"10.201.0.3:127.0.0.1\""), "%s", srv.err);
+	cr_assert_neq(cli.rc, 0, "the client is told too");
+}
+
+/* @text (IPv4 or IPv6) in the form blue__cm_allow_match compares peers in. */
+static struct in6_addr peer_addr(const char *text)
+{
+	struct in6_addr a;
+	struct in_addr a4;
+
+	memset(&a, 0, sizeof(a));
+	if (inet_pton(AF_INET, text, &a4) == 1) {
+		a.s6_addr[10] = a.s6_addr[11] = 0xff;
+		memcpy(a.s6_addr + 12, &a4, 4);
+	} else {
+		cr_assert_eq(inet_pton(AF_INET6, text, &a), 1);
+	}
+	return a;
+}
+
+Test(cm_peer, allow_list_pairs_prefixes_and_ipv6)
+{
+	struct in6_addr p4 = peer_addr("10.0.0.2"), p6 = peer_addr("fd00::7");
+	uint32_t c = inet_addr("10.0.1.2"), other = inet_addr("10.0.2.2");
+
+	cr_assert_eq(blue__cm_allow_match(NULL, c, &p4), 0);
+	cr_assert_eq(blue__cm_allow_match("", c, &p4), 0);
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2=10.0.0.2", c, &p4), 1);
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2=10.0.0.2", other, &p4), 0);
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2=10.0.0.3", c, &p4), 0, "another peer");
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2=fd00::7", c, &p6), 1);
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2=fd00::7", c, &p4), 0);
+	cr_assert_eq(blue__cm_allow_match("10.0.0.0/23=10.0.0.2", c, &p4), 1);
+	cr_assert_eq(blue__cm_allow_match("10.0.0.0/23=10.0.0.2", other, &p4), 0);
+	cr_assert_eq(blue__cm_allow_match("0.0.0.0/0=10.0.0.2", other, &p4), 1, "/0: any");
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2/32=10.0.0.2,", c, &p4), 1);
+	/* malformed entries are named, even after one that matched */
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2=10.0.0.2,10.0.1.2/33=10.0.0.2", c, &p4),
+		     -EINVAL);
+	cr_assert(strstr(blue_cm_last_error(), "\"10.0.1.2/33=10.0.0.2\""), "%s",
+		  blue_cm_last_error());
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2=", c, &p4), -EINVAL);
+	cr_assert_eq(blue__cm_allow_match("=10.0.0.2", c, &p4), -EINVAL);
+	cr_assert_eq(blue__cm_allow_match("10.0.1=10.0.0.2", c, &p4), -EINVAL);
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2/=10.0.0.2", c, &p4), -EINVAL);
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2/+8=10.0.0.2", c, &p4), -EINVAL);
+	cr_assert_eq(blue__cm_allow_match("10.0.1.2/-1=10.0.0.2", c, &p4), -EINVAL);
+	cr_assert_eq(blue__cm_allow_match("fd00::1=10.0.0.2", c, &p4), -EINVAL,
+		     "the claimed side is IPv4");
+}
+
+Test(cm_peer, pp_server_refuses_a_spoofed_client)
+{
+	struct stock_client c;
+	struct blue_cm_info local, remote, cli;
+	struct cb_state cb = { 0 };
+	pthread_t th;
+	int lfd, fd, rc;
+
+	unsetenv("BLUE_CM_ALLOW");
+	memset(&c, 0, sizeof(c));
+	info_sample(&local, 0x0000c3, 6);
+	info_sample(&cli, 0x00d00d, 7);		/* claims 10.201.0.7 over 127.0.0.1 */
+	pp_expected(c.msg, cli.qpn, cli.psn, &cli.gid);
+	c.cb_ran = &cb.ran;
+	lfd = listen_any(&c.port);
+	cr_assert_eq(pthread_create(&th, NULL, stock_client_main, &c), 0);
+	fd = blue_cm_accept(lfd, T_MS);
+	cr_assert_geq(fd, 0);
+	rc = blue_cm_pp_server(fd, &local, &remote, on_remote, &cb, T_MS);
+	close(fd);
+	pthread_join(th, NULL);
+	close(lfd);
+	cr_assert_eq(rc, EACCES, "rc %d: %s", rc, blue_cm_last_error());
+	cr_assert(strstr(blue_cm_last_error(), "claims 10.201.0.7"), "%s", blue_cm_last_error());
+	cr_assert_eq(cb.ran, 0, "the QP must not be connected to a refused peer");
+	cr_assert_eq(c.got_n, 0, "the client sees the connection close, no reply");
+	cr_assert_eq(remote.qpn, 0);
+}
+
+Test(cm_peer, pp_client_refuses_a_spoofed_server)
+{
+	struct stock_server s;
+	struct blue_cm_info local, remote, srv;
+	pthread_t th;
+	uint16_t port;
+	int fd, rc;
+
+	unsetenv("BLUE_CM_ALLOW");
+	memset(&s, 0, sizeof(s));
+	info_sample(&local, 0x000bee, 4);
+	info_claims(&local, INADDR_LOOPBACK);
+	info_sample(&srv, 0x0000a1, 5);		/* claims 10.201.0.5 over 127.0.0.1 */
+	pp_expected(s.reply, srv.qpn, srv.psn, &srv.gid);
+	s.lfd = listen_any(&port);
+	cr_assert_eq(pthread_create(&th, NULL, stock_server_main, &s), 0);
+	fd = blue_cm_connect("127.0.0.1", port, T_MS);
+	cr_assert_geq(fd, 0);
+	rc = blue_cm_pp_client(fd, &local, &remote, T_MS);
+	close(fd);
+	pthread_join(th, NULL);
+	close(s.lfd);
+	cr_assert_eq(rc, EACCES, "rc %d: %s", rc, blue_cm_last_error());
+	cr_assert(strstr(blue_cm_last_error(), "claims 10.201.0.5"), "%s", blue_cm_last_error());
+	cr_assert_eq(s.done_n, 0, "no \"done\" to a refused server: it sees the close");
+	cr_assert_eq(remote.qpn, 0);
+}
+
 /* ---- QPs connected through the CM (loopback HAL) ------------------------------------ */
 
 struct qp_side {

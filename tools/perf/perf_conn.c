@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The connection of a perftest-style benchmark: one TCP connection (blue's CM sockets)
- * carries PARAMS (the client's options), one blue_cm_exchange() per QP (QPN, PSN, GID,
+ * carries PARAMS (the client's options), one blue_cm_exchange_qp() per QP (QPN, PSN, GID,
  * MAC and the QP's memory slice), then the control messages of each round. Every wait is
  * bounded by --timeout.
  */
@@ -278,7 +278,7 @@ static int connect_qps(struct perf_ctx *c)
 		blue_cm_info_set_mr(&q->local, c->mr);
 		q->local.mr.addr = (uintptr_t)q->buf;
 		q->local.mr.length = c->slot;
-		err = blue_cm_exchange(c->fd, &q->local, &q->remote, tmo);
+		err = blue_cm_exchange_qp(c->ctx, c->fd, &q->local, &q->remote, tmo);
 		if (err) {
 			fprintf(stderr, "exchange for QP %u failed: %s\n", i, blue_cm_last_error());
 			return -1;
