@@ -91,6 +91,7 @@ guest_script() {
 			echo "s $name server $cmd"
 		fi
 	done
+	# shellcheck disable=SC2016 # the guest's $f
 	echo 'exit $f'
 }
 
@@ -176,6 +177,7 @@ describe() {
 					[ "$a" = file ] && continue
 					printf '%s\t%s\t%s\t%s\n' "$a" "$o" "$n" "${OPNAME[$o]:-?}"
 				done <"$out/opcodes.tsv"))
+			# shellcheck disable=SC2016 # markdown's backquotes
 			printf '| %s.pcap | `%s` | %d | %s |\n' "$name" "$cmd" \
 				"$(awk -F'\t' -v f="$name.pcap" '$1 == f { n += $3 } END { print n + 0 }' "$out/opcodes.tsv")" "$ops"
 		done

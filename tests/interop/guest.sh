@@ -179,7 +179,7 @@ rxe_blue_up() {
 # which then boots guest NAME (its own console log) instead of the single default guest
 rxe_guest_as() {
 	RXE_GUEST_NAME=$1 RXE_GUEST_IP=$2 RXE_GUEST_MAC=$3 RXE_TAP=$4
-	RXE_PEER_IP=$5 RXE_PEER_MAC=$6 RXE_LOG= RXE_QEMU_PID=
+	RXE_PEER_IP=$5 RXE_PEER_MAC=$6 RXE_LOG='' RXE_QEMU_PID=''
 }
 
 # rxe_guest_use NAME: the waits and rxe_guest_rc now follow guest NAME
