@@ -56,6 +56,7 @@ declare -A OPNAME=(
 	[18]=ATOMIC_ACKNOWLEDGE [19]=CMP_SWAP [20]=FETCH_ADD
 )
 # the columns of fields.tsv, tshark's names (an empty cell: the frame has no such header)
+declare -A RUN_QPNS=()	# run -> "server QPN, client QPN", for the README
 FIELDS=(frame.len eth.dst eth.src ip.src ip.dst ip.id ip.flags.df ip.ttl ip.dsfield
 	udp.srcport infiniband.bth.opcode infiniband.bth.se infiniband.bth.m
 	infiniband.bth.padcnt infiniband.bth.p_key infiniband.bth.destqp infiniband.bth.a
@@ -122,6 +123,7 @@ infiniband.bth.destqp == $qs) || (ip.dst == $CLI_IP && infiniband.bth.destqp == 
 		n=$(tshark -r "$out/$name.pcap" 2>/dev/null | wc -l)
 		[ "$n" -gt 0 ] || die "$name: no frames to QPNs $qs/$qc in the capture"
 		echo "capture_vectors: $name.pcap: $n frames (QPNs server $qs, client $qc)"
+		RUN_QPNS[$name]=$(printf '0x%x, 0x%x' "$qs" "$qc")
 		total=$((total + n))
 	done
 	n=$(tshark -r "$all" 2>/dev/null | wc -l)
@@ -131,8 +133,10 @@ infiniband.bth.destqp == $qs) || (ip.dst == $CLI_IP && infiniband.bth.destqp == 
 
 # describe: README.md, opcodes.tsv and fields.tsv of OUTDIR, from tshark's decoding
 describe() {
-	local r name cmd f ops kver
+	local r name cmd f ops kver pkgs
 	kver=$(cat "$RXE_OUT/kver")
+	pkgs=$(dpkg-query -W -f '${Package} ${Version}, ' ibverbs-utils perftest rdma-core 2>/dev/null \
+		| sed 's/, $//') || pkgs="(dpkg-query failed)"
 	{
 		printf 'file\topcode\tframes\n'
 		for r in "${RUNS[@]}"; do
@@ -163,12 +167,14 @@ describe() {
 		Real traffic between two instances of Linux Soft-RoCE (\`rdma_rxe\` of kernel $kver),
 		each in a QEMU guest, both on one bridge inside a network namespace: server $SRV_IP
 		(MAC $SRV_MAC), client $CLI_IP (MAC $CLI_MAC), Ethernet MTU 1500, so path MTU
-		1024. tcpdump on the bridge kept every UDP 4791 frame, full length; one boot ran
-		every program below in order, and each file holds the frames to that run's two
-		QPNs. Every frame was built by rxe, on one side or the other.
+		1024. Both guests ran the host's stock programs ($pkgs), one
+		boot each, every run below in order, the server guest as the server. tcpdump on the
+		bridge kept every UDP 4791 frame, full length; a file holds the frames of one run:
+		those to its server QP at the server and to its client QP at the client. Every
+		frame was built by rxe, on one side or the other.
 
-		| file | run (client adds the server's address) | frames | BTH opcodes seen (opcode: frames) |
-		|---|---|---|---|
+		| file | run (the client adds the server's address) | QPNs (server, client) | frames | BTH opcodes seen (opcode: frames) |
+		|---|---|---|---|---|
 		EOF
 		for r in "${RUNS[@]}"; do
 			name=${r%%|*} cmd=${r#*|}
@@ -178,7 +184,7 @@ describe() {
 					printf '%s\t%s\t%s\t%s\n' "$a" "$o" "$n" "${OPNAME[$o]:-?}"
 				done <"$out/opcodes.tsv"))
 			# shellcheck disable=SC2016 # markdown's backquotes
-			printf '| %s.pcap | `%s` | %d | %s |\n' "$name" "$cmd" \
+			printf '| %s.pcap | `%s` | %s | %d | %s |\n' "$name" "$cmd" "${RUN_QPNS[$name]}" \
 				"$(awk -F'\t' -v f="$name.pcap" '$1 == f { n += $3 } END { print n + 0 }' "$out/opcodes.tsv")" "$ops"
 		done
 		cat <<-EOF
