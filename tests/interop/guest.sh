@@ -58,7 +58,7 @@ RXE_PEER_IP=	# the guest's static neighbour; empty = blue's end
 RXE_PEER_MAC=
 RXE_LOG=
 RXE_QEMU_PID=
-declare -A RXE_GUESTS=()	# NAME -> "PID LOG" of each guest started by rxe_guest_as
+declare -gA RXE_GUESTS=()	# NAME -> "PID LOG" of each guest started by rxe_guest_as
 RXE_GUEST_NAME=
 
 if ! declare -F on_exit >/dev/null; then
