@@ -118,9 +118,9 @@ split_runs() {
 			die "$name: QPN $qs or $qc reused on its side; the runs cannot be told apart" ;;
 		esac
 		seen_s+="s$qs " seen_c+="c$qc "
-		tshark -r "$all" -F pcap -w "$out/$name.pcap" -Y "(ip.dst == $SRV_IP && \
+		tshark -r "$all" -F pcap -w "$stage/$name.pcap" -Y "(ip.dst == $SRV_IP && \
 infiniband.bth.destqp == $qs) || (ip.dst == $CLI_IP && infiniband.bth.destqp == $qc)" 2>/dev/null
-		n=$(tshark -r "$out/$name.pcap" 2>/dev/null | wc -l)
+		n=$(tshark -r "$stage/$name.pcap" 2>/dev/null | wc -l)
 		[ "$n" -gt 0 ] || die "$name: no frames to QPNs $qs/$qc in the capture"
 		echo "capture_vectors: $name.pcap: $n frames (QPNs server $qs, client $qc)"
 		RUN_QPNS[$name]=$(printf '0x%x, 0x%x' "$qs" "$qc")
@@ -141,10 +141,10 @@ describe() {
 		printf 'file\topcode\tframes\n'
 		for r in "${RUNS[@]}"; do
 			name=${r%%|*}
-			tshark -r "$out/$name.pcap" -T fields -e infiniband.bth.opcode 2>/dev/null \
+			tshark -r "$stage/$name.pcap" -T fields -e infiniband.bth.opcode 2>/dev/null \
 				| sort -n | uniq -c | awk -v f="$name.pcap" '{ printf "%s\t%d\t%d\n", f, $2, $1 }'
 		done
-	} >"$out/opcodes.tsv"
+	} >"$stage/opcodes.tsv"
 	{
 		local IFS=$'\t'
 		printf 'file\tframe\t%s\n' "${FIELDS[*]}"
@@ -154,11 +154,11 @@ describe() {
 		# $12: the opcode (frame.number, then FIELDS in order)
 		for r in "${RUNS[@]}"; do
 			name=${r%%|*}
-			tshark -r "$out/$name.pcap" -T fields -E occurrence=f \
+			tshark -r "$stage/$name.pcap" -T fields -E occurrence=f \
 				-e frame.number "${args[@]}" 2>/dev/null \
 				| awk -F'\t' -v f="$name.pcap" '!seen[$12]++ { print f "\t" $0 }'
 		done
-	} >"$out/fields.tsv"
+	} >"$stage/fields.tsv"
 	{
 		cat <<-EOF
 		# Golden RoCEv2 vectors from Linux Soft-RoCE
@@ -182,10 +182,10 @@ describe() {
 				<(while IFS=$'\t' read -r a o n; do
 					[ "$a" = file ] && continue
 					printf '%s\t%s\t%s\t%s\n' "$a" "$o" "$n" "${OPNAME[$o]:-?}"
-				done <"$out/opcodes.tsv"))
+				done <"$stage/opcodes.tsv"))
 			# shellcheck disable=SC2016 # markdown's backquotes
 			printf '| %s.pcap | `%s` | %s | %d | %s |\n' "$name" "$cmd" "${RUN_QPNS[$name]}" \
-				"$(awk -F'\t' -v f="$name.pcap" '$1 == f { n += $3 } END { print n + 0 }' "$out/opcodes.tsv")" "$ops"
+				"$(awk -F'\t' -v f="$name.pcap" '$1 == f { n += $3 } END { print n + 0 }' "$stage/opcodes.tsv")" "$ops"
 		done
 		cat <<-EOF
 
@@ -196,7 +196,7 @@ describe() {
 		tests compare their own decoding with an independent one.
 		\`tshark -r FILE -V\` shows every field.
 		EOF
-	} >"$out/README.md"
+	} >"$stage/README.md"
 }
 
 main() {
@@ -204,7 +204,11 @@ main() {
 	why=$(cannot_run)
 	[ -z "$why" ] || { echo "capture_vectors: cannot run: $why" >&2; exit 77; }
 	rxe_images
-	mkdir -p "$out"
+	# everything is written to a stage first and moves into OUTDIR only when complete:
+	# a failed capture leaves the vectors there as they were
+	mkdir -p "$(dirname "$out")"
+	stage=$(mktemp -d "$out.new.XXXXXX")
+	on_exit "rm -rf $stage"
 	rxe_bridge_up
 	rxe_tap_add tap1
 
@@ -249,6 +253,9 @@ main() {
 	fi
 	split_runs "$all"
 	describe
+	mkdir -p "$out"
+	rm -f "$out"/*.pcap "$out"/*.tsv "$out"/README.md
+	mv "$stage"/* "$out"/
 	echo "capture_vectors: wrote $out ($(du -sh "$out" | cut -f1))"
 }
 
