@@ -92,7 +92,7 @@ COMPAT_LIBS := $(B)/compat/libibverbs.so.1 $(B)/compat/librdmacm.so.1 \
                $(B)/compat/libmlx5.so.1 $(B)/compat/libefa.so.1
 XDPT_BIN    := $(B)/tests/xdp
 
-.PHONY: all deps test demo bench install clean fuzz fuzz-merge fuzz-seeds compat
+.PHONY: all deps test demo bench install clean fuzz fuzz-merge fuzz-seeds compat vectors
 all: $(BPF_OBJS) $(SKELS) $(LIBBLUE_A) $(LIBBLUE_SO) $(LIBLOADER_A) $(TOOLS) \
      $(if $(UNIT_SRCS),$(UNIT_BIN)) $(if $(XDPT_SRCS),$(XDPT_BIN)) $(TPROGS) compat
 
@@ -110,6 +110,10 @@ demo: deps
 bench: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)B=$(B) bash tests/bench/run.sh
+
+# the golden rxe captures in tests/vectors/rxe, from two rxe guests (a developer step)
+vectors: deps
+	$(Q)B=$(B) bash tests/interop/capture_vectors.sh
 
 # --- BPF ----------------------------------------------------------------------
 $(B)/bpf/%.bpf.o: bpf/%.bpf.c | $(B)/bpf

@@ -4,7 +4,7 @@
  * table is blue_opcode_flags() in include/blue/wire.h.
  *
  * The builder reproduces what Linux rxe puts on the wire (checked frame for frame
- * against shared/vectors/rxe): IPv4 with IHL 5 and DF, UDP checksum 0 (allowed for
+ * against tests/vectors/rxe): IPv4 with IHL 5 and DF, UDP checksum 0 (allowed for
  * IPv4 and what rxe sends), zero pad bytes, the ICRC little-endian.
  */
 #include <endian.h>

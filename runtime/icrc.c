@@ -5,7 +5,7 @@
  * The ICRC is the Ethernet CRC-32 over a pseudo-packet: 64 one-bits standing in for
  * the IB LRH that RoCEv2 does not carry, then the IP, UDP and IB headers with every
  * field a router may rewrite masked to ones, then the payload and pad unchanged.
- * Masked, as checked byte for byte against the rxe captures in shared/vectors/rxe:
+ * Masked, as checked byte for byte against the rxe captures in tests/vectors/rxe:
  *   IPv4: TOS, TTL, header checksum.   IPv6: traffic class, flow label, hop limit.
  *   UDP: checksum.   BTH byte 4: FECN, BECN and the 6 reserved bits.
  *

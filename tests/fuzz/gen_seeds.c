@@ -4,7 +4,7 @@
  * format of fuzz_rx.h: one template record per opcode, the message sequences a real
  * peer sends (SEND and WRITE FIRST/MIDDLE/LAST, READ responses and atomic ACKs for the
  * requests A has outstanding), the NAKs, some damaged frames, and the frames of the
- * rxe captures in shared/vectors/rxe as raw records readdressed to the live QPs.
+ * rxe captures in tests/vectors/rxe as raw records readdressed to the live QPs.
  *
  * Usage: gen_seeds DIR   (run by `make fuzz-seeds`; the files are small and committed)
  */
@@ -16,6 +16,7 @@
 #include <blue/wire.h>
 #include "tests/fuzz/fuzz_rx.h"
 #include "tests/lib/pcap_read.h"
+#include "tests/lib/vectors.h"
 
 struct seed {
 	uint8_t b[4096];
@@ -452,7 +453,7 @@ static int seeds_rxe(void)
 	struct seed s;
 	int err;
 
-	err = tpcap_vectors_dir(dir, sizeof(dir));
+	err = tvec_dir(dir, sizeof(dir));
 	if (err) {
 		fprintf(stderr, "gen_seeds: no rxe vectors (tried %s); skipping them\n", dir);
 		return 0;

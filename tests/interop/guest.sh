@@ -20,6 +20,11 @@
 # on_exit runs the cleanups on EXIT):
 #   rxe_images             build or reuse the kernel + initramfs (RXE_OUT)
 #   rxe_net_up             namespaces, bridge, tap, veth, addresses
+#   rxe_bridge_up          only the bridge namespace, its bridge and tap0 (guests only)
+#   rxe_tap_add TAP        one more tap on the bridge, for a second guest
+#   rxe_guest_as NAME IP MAC TAP PEER_IP PEER_MAC
+#                          the next rxe_guest_start boots guest NAME with these settings
+#   rxe_guest_use NAME     point RXE_LOG/RXE_QEMU_PID (the waits, rxe_guest_rc) at NAME
 #   rxe_blue_up IF BLUECTL rxe_net_up, blue's end named IF, blue attached there
 #   rxe_guest_start CMD    boot QEMU in the background (RXE_QEMU_PID, console in RXE_LOG)
 #   rxe_guest_wait WHAT T  wait up to T seconds for READY or EXIT; 1 on FAIL/death/timeout
@@ -48,8 +53,13 @@ RXE_BLUE_MAC=
 RXE_MTU=${RXE_MTU:-1500}
 RXE_MEM=${RXE_MEM:-512}
 RXE_QEMU_ARGS=${RXE_QEMU_ARGS:-}	# extra QEMU words, e.g. "-bios qboot.rom" (~0.5 s faster)
+RXE_TAP=tap0
+RXE_PEER_IP=	# the guest's static neighbour; empty = blue's end
+RXE_PEER_MAC=
 RXE_LOG=
 RXE_QEMU_PID=
+declare -gA RXE_GUESTS=()	# NAME -> "PID LOG" of each guest started by rxe_guest_as
+RXE_GUEST_NAME=
 
 if ! declare -F on_exit >/dev/null; then
 	_rxe_cleanups=()
@@ -116,26 +126,35 @@ rxe_bg() {
 	on_exit "_rxe_kill_child $pid"
 }
 
-rxe_net_up() {
+# rxe_bridge_up: the bridge namespace with br0 and tap0 on it, up, at RXE_MTU
+rxe_bridge_up() {
 	ip netns add "$RXE_NS_BR"
 	on_exit "ip netns del $RXE_NS_BR 2>/dev/null"
-	ip netns add "$RXE_NS_BLUE"
-	on_exit "ip netns del $RXE_NS_BLUE 2>/dev/null"
 	ip -n "$RXE_NS_BR" link set lo up
-	ip -n "$RXE_NS_BLUE" link set lo up
 	# STP stays off (the default), so ports forward as soon as they are up
 	ip -n "$RXE_NS_BR" link add br0 type bridge
-	rxe_br ip tuntap add dev tap0 mode tap
+	ip -n "$RXE_NS_BR" link set br0 mtu "$RXE_MTU"
+	ip -n "$RXE_NS_BR" link set br0 up
+	rxe_tap_add tap0
+}
+
+# rxe_tap_add TAP: a tap on br0, for one more QEMU guest
+rxe_tap_add() {
+	rxe_br ip tuntap add dev "$1" mode tap
+	ip -n "$RXE_NS_BR" link set "$1" mtu "$RXE_MTU"
+	ip -n "$RXE_NS_BR" link set "$1" master br0
+	ip -n "$RXE_NS_BR" link set "$1" up
+}
+
+rxe_net_up() {
+	rxe_bridge_up
+	ip netns add "$RXE_NS_BLUE"
+	on_exit "ip netns del $RXE_NS_BLUE 2>/dev/null"
+	ip -n "$RXE_NS_BLUE" link set lo up
 	ip link add vbr0 netns "$RXE_NS_BR" type veth peer name "$RXE_BLUE_IF" netns "$RXE_NS_BLUE"
-	local l
-	for l in br0 tap0 vbr0; do
-		ip -n "$RXE_NS_BR" link set "$l" mtu "$RXE_MTU"
-	done
-	ip -n "$RXE_NS_BR" link set tap0 master br0
+	ip -n "$RXE_NS_BR" link set vbr0 mtu "$RXE_MTU"
 	ip -n "$RXE_NS_BR" link set vbr0 master br0
-	for l in br0 tap0 vbr0; do
-		ip -n "$RXE_NS_BR" link set "$l" up
-	done
+	ip -n "$RXE_NS_BR" link set vbr0 up
 	ip -n "$RXE_NS_BLUE" link set "$RXE_BLUE_IF" mtu "$RXE_MTU"
 	ip -n "$RXE_NS_BLUE" addr add "$RXE_BLUE_IP/24" dev "$RXE_BLUE_IF"
 	ip -n "$RXE_NS_BLUE" link set "$RXE_BLUE_IF" up
@@ -156,6 +175,18 @@ rxe_blue_up() {
 	on_exit "rxe_blue $2 detach $RXE_BLUE_IF >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$RXE_BLUE_IF"
 }
 
+# rxe_guest_as NAME IP MAC TAP PEER_IP PEER_MAC: settings of the next rxe_guest_start,
+# which then boots guest NAME (its own console log) instead of the single default guest
+rxe_guest_as() {
+	RXE_GUEST_NAME=$1 RXE_GUEST_IP=$2 RXE_GUEST_MAC=$3 RXE_TAP=$4
+	RXE_PEER_IP=$5 RXE_PEER_MAC=$6 RXE_LOG='' RXE_QEMU_PID=''
+}
+
+# rxe_guest_use NAME: the waits and rxe_guest_rc now follow guest NAME
+rxe_guest_use() {
+	read -r RXE_QEMU_PID RXE_LOG <<<"${RXE_GUESTS[$1]}"
+}
+
 # rxe_guest_start CMD: boot the guest; CMD runs in it once rxe0 is ACTIVE
 rxe_guest_start() {
 	local cmd=$1 append
@@ -167,17 +198,19 @@ rxe_guest_start() {
 	# quiet + mitigations=off: under TCG every console byte and every retpoline costs
 	# boot time; panic=-1 with -no-reboot turns a dead /init into a QEMU exit
 	append="console=ttyS0 quiet mitigations=off panic=-1 rdinit=/init"
-	append+=" blue.ip=$RXE_GUEST_IP/24 blue.peer=$RXE_BLUE_IP blue.peermac=$RXE_BLUE_MAC"
+	append+=" blue.ip=$RXE_GUEST_IP/24 blue.peer=${RXE_PEER_IP:-$RXE_BLUE_IP}"
+	append+=" blue.peermac=${RXE_PEER_MAC:-$RXE_BLUE_MAC}"
 	append+=" blue.mtu=$RXE_MTU blue.cmd=$(printf '%s' "$cmd" | base64 -w0)"
 	# shellcheck disable=SC2086 # RXE_QEMU_ARGS is a word list on purpose
 	rxe_bg "$RXE_NS_BR" RXE_QEMU_PID qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m "$RXE_MEM" \
 		-nographic -nodefaults -monitor none -serial stdio -no-reboot $RXE_QEMU_ARGS \
 		-kernel "$RXE_OUT/vmlinuz" -initrd "$RXE_OUT/initramfs.cpio.gz" \
 		-append "$append" \
-		-netdev tap,id=n0,ifname=tap0,script=no,downscript=no \
+		-netdev tap,id=n0,ifname="$RXE_TAP",script=no,downscript=no \
 		-device virtio-net-pci,netdev=n0,mac=$RXE_GUEST_MAC,romfile=  \
 		</dev/null >"$RXE_LOG" 2>&1
 	RXE_T0=$(date +%s.%N)
+	[ -z "$RXE_GUEST_NAME" ] || RXE_GUESTS[$RXE_GUEST_NAME]="$RXE_QEMU_PID $RXE_LOG"
 }
 
 rxe_guest_stop() {
@@ -199,6 +232,8 @@ rxe_console_wait() {
 			return 1
 		fi
 		if ! _rxe_child_alive "$RXE_QEMU_PID"; then
+			# the line may have come just before QEMU exited, after the look above
+			tr -d '\r' <"$RXE_LOG" | grep -qE "$re" && return 0
 			echo "guest: QEMU exited before /$re/; console tail:" >&2
 			tail -20 "$RXE_LOG" >&2
 			return 1

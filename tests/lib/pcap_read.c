@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* Classic pcap reader for tests; see pcap_read.h. */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "tests/lib/pcap_read.h"
 
@@ -106,55 +104,4 @@ void tpcap_close(struct tpcap *pc)
 	free(pc->recs);
 	free(pc->file);
 	memset(pc, 0, sizeof(*pc));
-}
-
-static int is_dir(const char *p)
-{
-	struct stat st;
-
-	return !stat(p, &st) && S_ISDIR(st.st_mode);
-}
-
-int tpcap_vectors_dir(char *dir, size_t cap)
-{
-	const char *env = getenv("BLUE_VECTORS");
-	char exe[PATH_MAX], tried[3 * PATH_MAX + 64] = "";
-	char cand[PATH_MAX + 64];
-	ssize_t n;
-	int i;
-
-	if (env && *env) {
-		if (is_dir(env)) {
-			snprintf(dir, cap, "%s", env);
-			return 0;
-		}
-		snprintf(tried, sizeof(tried), "$BLUE_VECTORS=%s", env);
-	}
-	/* from the cwd: tests are run from the repo root */
-	snprintf(cand, sizeof(cand), "../shared/vectors/rxe");
-	if (is_dir(cand)) {
-		snprintf(dir, cap, "%s", cand);
-		return 0;
-	}
-	snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), "%s%s (from cwd)",
-		 *tried ? ", " : "", cand);
-	/* from the binary: <repo>/<B>/tests/unit -> <repo> */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		for (i = 0; i < 3; i++) {
-			char *s = strrchr(exe, '/');
-
-			if (s)
-				*s = 0;
-		}
-		snprintf(cand, sizeof(cand), "%s/../shared/vectors/rxe", exe);
-		if (is_dir(cand)) {
-			snprintf(dir, cap, "%s", cand);
-			return 0;
-		}
-		snprintf(tried + strlen(tried), sizeof(tried) - strlen(tried), ", %s", cand);
-	}
-	snprintf(dir, cap, "%s", tried);
-	return -ENOENT;
 }

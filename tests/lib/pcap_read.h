@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A tiny reader for classic pcap files (no libpcap): enough for the golden captures in
- * shared/vectors and the files our oracles write. Test-only.
+ * tests/vectors and the files our oracles write. Test-only.
  */
 #ifndef BLUE_TESTS_LIB_PCAP_READ_H
 #define BLUE_TESTS_LIB_PCAP_READ_H
@@ -26,13 +26,5 @@ struct tpcap {
 /* Read @path. Return 0, or -errno (-EPROTO for a malformed file). */
 int tpcap_open(const char *path, struct tpcap *pc);
 void tpcap_close(struct tpcap *pc);
-
-/*
- * Find the golden rxe vectors: $BLUE_VECTORS, else ../shared/vectors/rxe from the repo
- * root (found from the cwd, then from the test binary's path, B/tests/unit).
- * Writes the directory to @dir and returns 0, or returns -ENOENT and writes the places
- * tried to @dir, for the skip message.
- */
-int tpcap_vectors_dir(char *dir, size_t cap);
 
 #endif

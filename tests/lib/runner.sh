@@ -7,6 +7,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export B=${B:-build}
+# the golden rxe captures (tests/interop/capture_vectors.sh); BLUE_VECTORS overrides, as
+# for the C tests (tests/lib/vectors.c)
+# shellcheck disable=SC2034 # used by the suites this file sources
+VECTORS=${BLUE_VECTORS:-$PWD/tests/vectors/rxe}
 file=$1; shift
 SKIP=77
 

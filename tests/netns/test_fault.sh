@@ -19,7 +19,6 @@ XSK_SEND=$PWD/$B/tests/netns/xsk_send
 XSK_RECV=$PWD/$B/tests/netns/xsk_recv
 ICRC_CHECK=$PWD/tests/interop/icrc_check.py
 PY=/usr/bin/python3
-VECTORS=${BLUE_VECTORS:-$PWD/../shared/vectors/rxe}
 IP_A=10.201.98.1	# rc_smoke server
 IP_B=10.201.98.2	# rc_smoke client
 
@@ -411,8 +410,18 @@ test_fault_corrupt_detected() {
 # the counters say, checked by an independent ICRC checker.
 test_fault_replay_pcap() {
 	[ -x "$FAULT_BIN" ] || fail "$FAULT_BIN not built"
-	local cap=$VECTORS/ib_write_bw-4096.pcap d out
-	[ -r "$cap" ] || skip "no rxe vectors at $VECTORS"
+	local cap=$VECTORS/ib_write_bw-4096.pcap d out nfr psn0 psns
+	[ -r "$cap" ] || skip "no rxe vectors at $VECTORS (set BLUE_VECTORS)"
+	# the capture's own numbers: its frames (counted by the independent checker), and
+	# the PSN of its first frame, a request of side A, as tshark decoded it (fields.tsv)
+	nfr=$($PY "$ICRC_CHECK" "$cap" | awk '$1 == "total" { print $2 }')
+	psn0=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+		$c["file"] == "ib_write_bw-4096.pcap" && $c["frame"] == 1 {
+			print $c["infiniband.bth.psn"] }' "$VECTORS/fields.tsv")
+	[ "${nfr:-0}" -gt 10 ] || fail "$cap: $nfr frames per icrc_check"
+	[ -n "$psn0" ] || fail "$VECTORS/fields.tsv: no PSN for frame 1 of $cap"
+	[ $((psn0 + 10)) -le $((0xffffff)) ] || fail "$cap: PSNs wrap in the first 10; recapture"
+	psns=$(seq -s, $((psn0 + 6)) $((psn0 + 10)))
 	d=$(mktemp -d)
 	on_exit "rm -rf $d"
 	local faults="--loss 0.05 --dup 0.05 --reorder 0.1 --corrupt 0.05 --ecn 0.2 --delay-us 100"
@@ -448,26 +457,26 @@ test_fault_replay_pcap() {
 	# one fault at a time, at rate 1, checked frame by frame
 	"$FAULT_BIN" --dry-run "$cap" --out "$d/ecn.pcap" --ecn 1 >/dev/null 2>&1 || fail "ecn run"
 	$PY "$ICRC_CHECK" "$d/ecn.pcap" >/dev/null || fail "ECN marking broke an ICRC or IP checksum"
-	$PY - "$d/ecn.pcap" <<-'EOF' || fail "not every frame is CE-marked"
+	$PY - "$d/ecn.pcap" "$nfr" <<-'EOF' || fail "not every frame is CE-marked"
 	import struct, sys
 	d = open(sys.argv[1], "rb").read(); off = 24; n = 0
 	while off < len(d):
 	    incl = struct.unpack("<I", d[off + 8:off + 12])[0]; fr = d[off + 16:off + 16 + incl]
 	    off += 16 + incl; n += 1
 	    assert fr[15] & 3 == 3, "frame %d: ECN %d" % (n, fr[15] & 3)
-	assert n == 100, n
+	assert n == int(sys.argv[2]), n
 	EOF
 	"$FAULT_BIN" --dry-run "$cap" --out "$d/hdr.pcap" --corrupt 1 --corrupt-where header \
 		--stats-file "$d/hdr.st" >/dev/null 2>&1 || fail "header corruption run"
 	out=$($PY "$ICRC_CHECK" "$d/hdr.pcap" | tail -1) || true
-	[ "$out" = "total 100 bad 100" ] || fail "header corruption: $out"
-	# the requests with PSNs 64380-64384 (the capture's side A sends them); not the
+	[ "$out" = "total $nfr bad $nfr" ] || fail "header corruption: $out"
+	# five requests, PSNs first+6 to first+10 (the capture's side A sends them); not the
 	# ACKs coming back, which carry such PSNs too
-	"$FAULT_BIN" --dry-run "$cap" --drop-psn 64380-64384 --direction a2b --log "$d/drop.log" \
-		--stats-file "$d/drop.st" >/dev/null 2>&1 || fail "PSN drop run"
-	[ "$(fault_stat "$d/drop.st" all.drop_match)" -eq 5 ] || fail "want PSNs 64380-64384 dropped"
-	[ "$(awk '{ print $6 }' "$d/drop.log" | paste -sd,)" = 64380,64381,64382,64383,64384 ] ||
-		fail "dropped: $(cat "$d/drop.log")"
+	"$FAULT_BIN" --dry-run "$cap" --drop-psn "$((psn0 + 6))-$((psn0 + 10))" --direction a2b \
+		--log "$d/drop.log" --stats-file "$d/drop.st" >/dev/null 2>&1 || fail "PSN drop run"
+	[ "$(fault_stat "$d/drop.st" all.drop_match)" -eq 5 ] || fail "want PSNs $psns dropped"
+	[ "$(awk '{ print $6 }' "$d/drop.log" | paste -sd,)" = "$psns" ] ||
+		fail "dropped: $(cat "$d/drop.log"), want $psns"
 	"$FAULT_BIN" --dry-run "$cap" --out "$d/reo.pcap" --reorder 0.2 --reorder-window 3 \
 		--log "$d/reo.log" --stats-file "$d/reo.st" >/dev/null 2>&1 || fail "reorder run"
 	# the same frames, in another order
@@ -486,7 +495,7 @@ test_fault_replay_pcap() {
 	# a delay shifts every frame by exactly that much, in order
 	"$FAULT_BIN" --dry-run "$cap" --out "$d/delay.pcap" --delay-us 250 >/dev/null 2>&1 ||
 		fail "delay run"
-	$PY - "$cap" "$d/delay.pcap" <<-'EOF' || fail "frames not delayed by 250 us"
+	$PY - "$cap" "$d/delay.pcap" "$nfr" <<-'EOF' || fail "frames not delayed by 250 us"
 	import struct, sys
 	def frames(p):
 	    d = open(p, "rb").read(); off = 24; r = []
@@ -497,14 +506,15 @@ test_fault_replay_pcap() {
 	        off += 16 + incl
 	    return r
 	a, b = frames(sys.argv[1]), frames(sys.argv[2])
-	assert len(a) == len(b) == 100
+	assert len(a) == len(b) == int(sys.argv[3]), (len(a), len(b))
 	for (ta, fa), (tb, fb) in zip(a, b):
 	    assert fa == fb and tb - ta == 250, (ta, tb)
 	EOF
 	# no buffer to hold a frame in: it is lost, and counted
 	"$FAULT_BIN" --dry-run "$cap" --delay-us 1000000 --hold-frames 10 --stats-file "$d/ovf.st" \
 		>/dev/null 2>&1 || fail "overflow run"
-	[ "$(fault_stat "$d/ovf.st" all.overflow)" -eq 90 ] || fail "want 90 of 100 frames lost to overflow"
+	[ "$(fault_stat "$d/ovf.st" all.overflow)" -eq $((nfr - 10)) ] ||
+		fail "want $((nfr - 10)) of $nfr frames lost to overflow"
 	# bad usage is refused
 	"$FAULT_BIN" --dry-run "$cap" --loss 2 >/dev/null 2>&1 && fail "--loss 2 accepted"
 	"$FAULT_BIN" --dry-run "$cap" --drop-opcode nosuch >/dev/null 2>&1 && fail "bad opcode name accepted"

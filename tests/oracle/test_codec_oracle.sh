@@ -46,11 +46,9 @@ test_tshark_dissects_codec() {
 }
 
 test_icrc_matches_rxe_vectors() {
-	local dir=${BLUE_VECTORS:-../shared/vectors/rxe}
-
 	_need_gen
-	[ -d "$dir" ] || skip "rxe vectors not found at $dir (set BLUE_VECTORS)"
-	timeout 120 "$PY" "$ORACLE" rxe-icrc "$dir" "$GEN"
+	[ -d "$VECTORS" ] || skip "rxe vectors not found at $VECTORS (set BLUE_VECTORS)"
+	timeout 120 "$PY" "$ORACLE" rxe-icrc "$VECTORS" "$GEN"
 }
 
 # The oracles themselves must be able to fail: damage one payload byte (scapy must see

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * Golden input: every packet of the Soft-RoCE captures (/work/shared/vectors/rxe, see its
+ * Golden input: every packet of the Soft-RoCE captures (tests/vectors/rxe, see its
  * README) must be accepted and steered to the socket of its destination QP.
  *
- * Both rxe hosts number their QP 0x11, so one QP table cannot hold both ends of a
- * capture: each direction is a host of its own. The test plays them in turn: for a packet
+ * Each rxe host numbers its QPs on its own (both ends of a run may have the same QPN), so
+ * one QP table cannot hold both ends of a capture: each direction is a host of its own. The test plays them in turn: for a packet
  * to host h it installs host h's table (the QPNs seen going to h, on socket h) and runs
  * the packet through BPF_PROG_RUN, then again with live frames arriving on socket h's
  * netdev, and checks the frame lands in socket h's RX ring unchanged.
@@ -25,6 +25,7 @@
 #include "blue/wire.h"
 #include "fixture.h"
 #include "tests/lib/pcap_read.h"
+#include "tests/lib/vectors.h"
 #include "pkt.h"
 
 #define MAX_PKTS	1024
@@ -212,7 +213,7 @@ Test(xdp, golden_rxe_captures, .fini = fini, .timeout = 60)
 	glob_t g;
 	int total = 0;
 
-	if (tpcap_vectors_dir(dir, sizeof(dir)))
+	if (tvec_dir(dir, sizeof(dir)))
 		cr_skip_test("golden vectors missing: looked in %s (set BLUE_VECTORS)", dir);
 	snprintf(pattern, sizeof(pattern), "%s/*.pcap", dir);
 	if (glob(pattern, 0, NULL, &g) != 0)
