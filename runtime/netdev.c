@@ -80,10 +80,10 @@ static int netdev_ipv4(const char *ifname, uint32_t *ip)
 #define SAY(...) do { if (say) blue__logf(__VA_ARGS__); } while (0)
 
 /*
- * Is blue attached to @ifname in this network namespace? The pins live under one bpffs
- * that every namespace shares, keyed by interface name only, so a pin directory may
- * belong to a same-named netdev elsewhere, or outlive a detach. What decides is that
- * the program pinned there is the XDP program on this ifindex (in any mode).
+ * Is blue attached to @ifname in this network namespace? The pins live in this
+ * namespace's directory (blue_pin_dir), but a netdev deleted and made again under the
+ * same name finds the old one's pins until an attach reclaims them. What decides is
+ * that the program pinned there is the XDP program on this ifindex (in any mode).
  * Return: 0, or -ENOENT (after saying what to run, with @say).
  */
 int blue__netdev_attached(const char *ifname, unsigned int ifindex, bool say)
@@ -93,6 +93,7 @@ int blue__netdev_attached(const char *ifname, unsigned int ifindex, bool say)
 	__u32 len = sizeof(info);
 	char path[PATH_MAX];
 	struct statfs sfs;
+	size_t dir_len;
 	int fd, err;
 
 	if (statfs(BLUE_BPFFS, &sfs) || sfs.f_type != BPF_FS_MAGIC) {
@@ -101,7 +102,13 @@ int blue__netdev_attached(const char *ifname, unsigned int ifindex, bool say)
 			   "instead, or mount -t bpf bpf %s)", ifname, BLUE_BPFFS, BLUE_BPFFS);
 		return -ENOENT;
 	}
-	snprintf(path, sizeof(path), "%s/%s/%s", BLUE_PIN_ROOT, ifname, BLUE_PIN_PROG);
+	err = blue_pin_dir(path, sizeof(path), ifname);
+	if (err) {
+		SAY("open_device: %s: cannot name its pin directory: %s", ifname, strerror(-err));
+		return -ENOENT;
+	}
+	dir_len = strlen(path);
+	snprintf(path + dir_len, sizeof(path) - dir_len, "/%s", BLUE_PIN_PROG);
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
 		err = errno;
@@ -124,10 +131,11 @@ int blue__netdev_attached(const char *ifname, unsigned int ifindex, bool say)
 	    (q.prog_id == info.id || q.drv_prog_id == info.id || q.skb_prog_id == info.id ||
 	     q.hw_prog_id == info.id))
 		return 0;
-	SAY("%s: blue is not attached; run 'bluectl attach %s' (pins exist under "
-		   "%s/%s, but this netdev runs XDP program id %u, not blue's id %u: left over "
-		   "from a detach, or from a same-named netdev in another namespace)", ifname,
-		   ifname, BLUE_PIN_ROOT, ifname, q.prog_id, info.id);
+	path[dir_len] = '\0';
+	SAY("%s: blue is not attached; run 'bluectl attach %s' (pins exist under %s, but "
+		   "this netdev runs XDP program id %u, not blue's id %u: left over from a "
+		   "same-named netdev that was deleted)", ifname, ifname, path, q.prog_id,
+		   info.id);
 	return -ENOENT;
 }
 
