@@ -111,8 +111,9 @@ struct blue_qp_ctx {
 	__u8	retx_timer;	/* enum blue_retx_timer: 0 IBA 4.096us*2^t, 1 base+k*cwnd */
 	__u16	pad0;
 	/*
-	 * The process that claimed the slot (0 for a moment while it claims): a process
-	 * that opens a queue frees the slots of owners that no longer exist.
+	 * The process that claimed the slot, as its PID namespace numbers it (0 for a
+	 * moment while it claims), for people: whether the owner lives is told by a lock
+	 * it holds on the pin directory (runtime/slot_owner.c), not by this PID.
 	 */
 	__u32	owner_pid;
 	__u32	pad1;
