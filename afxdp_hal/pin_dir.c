@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: MIT
-/* blue_pin_dir() (include/blue/pins.h): the pin directory of this network namespace. */
+/*
+ * blue_pin_dir() (include/blue/pins.h): the pin directory of this network namespace; and
+ * the owner marks on a netdev's pin directory.
+ */
 #include <errno.h>
+#include <fcntl.h>
+#include <string.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -40,4 +45,36 @@ int blue_pin_dir(char *buf, size_t len, const char *ifname)
 		n = snprintf(buf, len, "%s/%s%llu", BLUE_PIN_ROOT, BLUE_PIN_NS_PREFIX,
 			     (unsigned long long)cookie);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int mark_lock(int fd, unsigned int mark, short type, int cmd, struct flock *fl)
+{
+	memset(fl, 0, sizeof(*fl));	/* OFD locks want l_pid 0 */
+	fl->l_type = type;
+	fl->l_whence = SEEK_SET;
+	fl->l_start = mark;
+	fl->l_len = 1;
+	return fcntl(fd, cmd, fl) ? -errno : 0;
+}
+
+int blue_pin_mark_take(int dir_fd, unsigned int mark)
+{
+	struct flock fl;
+
+	return mark_lock(dir_fd, mark, F_RDLCK, F_OFD_SETLK, &fl);
+}
+
+void blue_pin_mark_drop(int dir_fd, unsigned int mark)
+{
+	struct flock fl;
+
+	(void)mark_lock(dir_fd, mark, F_UNLCK, F_OFD_SETLK, &fl);
+}
+
+int blue_pin_mark_held(int probe_fd, unsigned int mark)
+{
+	struct flock fl;
+	int err = mark_lock(probe_fd, mark, F_WRLCK, F_OFD_GETLK, &fl);
+
+	return err ? err : fl.l_type != F_UNLCK;
 }

@@ -146,13 +146,14 @@ int blue__netdev_attached(const char *ifname, unsigned int ifindex, bool say)
  * and a process that died without closing leaves its slots claimed. Mark ours through
  * the pin directory, and free the slots whose owner is dead (slot_owner.c: a lock the
  * owner holds, which says the truth across PID namespaces and PID reuse), so `bluectl
- * qp list` tells the truth and XDP drops their late packets as unknown QPNs.
+ * qp list` tells the truth and XDP drops their late packets as unknown QPNs. The queue
+ * we serve gets its mark too, for bluectl's "open by pid" (include/blue/pins.h).
  */
-static int slots_open(struct blue_context *ctx, const char *ifname)
+static int slots_open(struct blue_context *ctx, const char *ifname, unsigned int queue)
 {
 	char dir[PATH_MAX];
 	unsigned int n;
-	int fd = blue_pin_dir(dir, sizeof(dir), ifname);
+	int err, fd = blue_pin_dir(dir, sizeof(dir), ifname);
 
 	if (!fd)
 		fd = blue__slot_owner_open(dir);
@@ -162,6 +163,10 @@ static int slots_open(struct blue_context *ctx, const char *ifname)
 		return fd;
 	}
 	ctx->slot_fd = fd;
+	err = blue_pin_mark_take(fd, BLUE_PIN_MARK_QUEUE(queue));
+	if (err)	/* only what bluectl shows suffers */
+		blue__logf("open_device: %s: cannot mark queue %u as served: %s", ifname, queue,
+			   strerror(-err));
 	n = blue__slots_reclaim(ctx->qp_tbl, fd);
 	if (n)
 		blue__logf("open_device: %s: freed %u QP slot%s left by a process that exited "
@@ -302,7 +307,7 @@ struct blue_context *blue_open_device_queue(const char *ifname, unsigned int que
 		return NULL;
 	}
 	ctx->owns_hal = true;
-	err = slots_open(ctx, ifname);
+	err = slots_open(ctx, ifname, queue);
 	if (err) {
 		blue_close_device(ctx);
 		errno = -err;

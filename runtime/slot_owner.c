@@ -5,11 +5,11 @@
  * device leaves its slots claimed. owner_pid cannot tell whether the owner still runs:
  * the owner may live in another PID namespace (a container sharing the host's bpffs),
  * where its PID means another process or none, and a dead owner's PID may have been
- * given to somebody else. So the owner marks each slot it claims with an open-file-
- * description lock on byte <slot> of the pin directory (F_OFD_SETLK, a read lock, which
- * a directory opened read-only can take). The kernel drops the lock when the owner's
- * file goes, on close or on death, whatever namespace it ran in: a slot whose byte
- * nobody holds has a dead owner. owner_pid stays, for people (bluectl qp show).
+ * given to somebody else. So the owner holds the slot's mark (include/blue/pins.h, a
+ * lock on byte <slot> of the pin directory) from its claim to its destroy, and the
+ * kernel drops it when the owner dies, whatever namespace it ran in: a slot whose mark
+ * nobody holds has a dead owner. owner_pid stays, for people (bluectl qp show). The
+ * probe is a file description of its own, so the caller's own marks count as held.
  *
  * A child that forks without exec shares its parent's file description and so keeps
  * the marks alive until it exits too: a slot is then freed late, never early.
@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <blue/pins.h>
 
 #include "runtime/log.h"
 #include "runtime/slot_owner.h"
@@ -30,45 +32,21 @@ int blue__slot_owner_open(const char *dir)
 	return fd < 0 ? -errno : fd;
 }
 
-static int slot_lock(int fd, unsigned int slot, short type, int cmd, struct flock *fl)
-{
-	memset(fl, 0, sizeof(*fl));	/* OFD locks want l_pid 0 */
-	fl->l_type = type;
-	fl->l_whence = SEEK_SET;
-	fl->l_start = slot;
-	fl->l_len = 1;
-	return fcntl(fd, cmd, fl) ? -errno : 0;
-}
-
 int blue__slot_own(int fd, unsigned int slot)
 {
-	struct flock fl;
-
-	if (fd < 0)
-		return 0;
-	return slot_lock(fd, slot, F_RDLCK, F_OFD_SETLK, &fl);
+	return fd < 0 ? 0 : blue_pin_mark_take(fd, BLUE_PIN_MARK_SLOT(slot));
 }
 
 void blue__slot_disown(int fd, unsigned int slot)
 {
-	struct flock fl;
-
 	if (fd >= 0)
-		(void)slot_lock(fd, slot, F_UNLCK, F_OFD_SETLK, &fl);
+		blue_pin_mark_drop(fd, BLUE_PIN_MARK_SLOT(slot));
 }
 
-/*
- * Does anybody hold @slot's mark? Asked through @probe, a file description of its own:
- * one never conflicts with its own locks, so the caller's fd would not see its own marks.
- * An error counts as held: a slot is freed only when its owner is known to be dead.
- */
+/* An error counts as held: a slot is freed only when its owner is known to be dead. */
 static bool slot_held(int probe, unsigned int slot)
 {
-	struct flock fl;
-
-	if (slot_lock(probe, slot, F_WRLCK, F_OFD_GETLK, &fl))
-		return true;
-	return fl.l_type != F_UNLCK;
+	return blue_pin_mark_held(probe, BLUE_PIN_MARK_SLOT(slot)) != 0;
 }
 
 /* Free @c if it still holds @qpn: compare-and-swap, so a slot freed and claimed again

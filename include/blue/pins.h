@@ -13,6 +13,7 @@
 #define BLUE_PINS_H
 
 #include <stddef.h>
+#include <blue/qp_ctx.h>
 
 #define BLUE_BPFFS		"/sys/fs/bpf"
 #define BLUE_PIN_ROOT		BLUE_BPFFS "/blue"
@@ -37,5 +38,27 @@
  * cannot be read (kernels before 5.14 have no SO_NETNS_COOKIE).
  */
 int blue_pin_dir(char *buf, size_t len, const char *ifname);
+
+/*
+ * Owner marks: whoever owns a QP slot or serves a netdev queue holds a read lock (an
+ * open-file-description lock, F_OFD_SETLK) on one byte of the netdev's pin directory,
+ * opened read-only. The kernel drops it when the owner's file goes, on close or death,
+ * whatever PID namespace the owner runs in, so "is the mark held" tells whether the
+ * owner lives where its PID (owner_pid) cannot: another namespace numbers it
+ * differently, and a dead owner's PID may be somebody else's by now.
+ */
+#define BLUE_PIN_MARK_SLOT(slot)	((unsigned int)(slot))
+#define BLUE_PIN_MARK_QUEUE(q)		(BLUE_MAX_QP + (unsigned int)(q))
+
+/* blue_pin_mark_take()/_drop() - hold or release @mark through @dir_fd. Return 0/-errno. */
+int blue_pin_mark_take(int dir_fd, unsigned int mark);
+void blue_pin_mark_drop(int dir_fd, unsigned int mark);
+
+/*
+ * blue_pin_mark_held() - does anybody hold @mark? Asked through @probe_fd, which must be
+ * a file description that holds no marks itself (it never conflicts with its own).
+ * Return: 1 held, 0 not, -errno when it cannot be told.
+ */
+int blue_pin_mark_held(int probe_fd, unsigned int mark);
 
 #endif /* BLUE_PINS_H */

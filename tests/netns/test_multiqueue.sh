@@ -173,7 +173,8 @@ test_multiqueue_refusals_name_the_queue() {
 
 # A container's process (another PID namespace, sharing the host's bpffs) serves queue 1:
 # its owner_pid names a PID that no process has out here, yet it lives, so opening queue
-# 0 must not free its QP slot; once it is killed, the next open does.
+# 0 must not free its QP slot, and bluectl shows the queue open; once it is killed, the
+# next open frees the slot and bluectl shows it closed.
 test_multiqueue_owner_in_another_pid_namespace() {
 	command -v unshare >/dev/null || skip "unshare (util-linux) not installed"
 	mq_setup
@@ -199,9 +200,17 @@ test_multiqueue_owner_in_another_pid_namespace() {
 	grep -q "freed" <<<"$out" && fail "a live owner in another PID namespace lost its QP slot"
 	[ "$(ns_exec "$NS_A" "$BLUECTL" qp list "$IF_A" | grep -cE "^$qpn ")" -eq 1 ] ||
 		fail "the live server's QP is gone"
+	# and bluectl, out here, sees queue 1 open (its owner holds the queue's mark)
+	out=$(ns_exec "$NS_A" "$BLUECTL" stats "$IF_A" | grep '^device:')
+	echo "$out"
+	grep -qx "device: queue 1 open by pid $p" <<<"$out" ||
+		fail "bluectl stats does not show queue 1 open by its owner"
 	# unshare's death kills the namespace's init, and with it the server
 	kill -9 "$spid"
 	wait "$spid" 2>/dev/null || true
+	out=$(ns_exec "$NS_A" "$BLUECTL" stats "$IF_A" | grep '^device:')
+	echo "$out"
+	grep -q "open by pid" <<<"$out" && fail "bluectl stats shows a dead owner's queue open"
 	out=$(ns_exec "$NS_A" env BLUE_QUEUE=0 timeout 10 "$SMOKE" probe "$IF_A" 2>&1) ||
 		{ echo "$out"; fail "probe after the kill"; }
 	echo "$out"
