@@ -236,8 +236,7 @@ int blue_loader_attach(const char *ifname, enum blue_xdp_mode mode, unsigned int
 		blue_ld__reclaim_stale();
 	/* refusals first, in an order that names the real cause: our own pins before
 	 * "another program" (which blue_xdp would otherwise be), and no bpffs mount yet */
-	if (
-	    (blue_ld__bpffs_present() == 1 && (ret = check_not_pinned(ifname))) ||
+	if ((blue_ld__bpffs_present() == 1 && (ret = check_not_pinned(ifname))) ||
 	    (ret = check_no_xdp(ifname, ifindex)))
 		return ret;
 
