@@ -1,12 +1,15 @@
 # shellcheck shell=bash
 # Containers: blue's pins are keyed by network namespace as well as interface name.
 # Two namespaces that each have an eth0 (the usual container case) attach blue at the
-# same time and move verified RC traffic at once, each bluectl seeing its own device;
+# same time and move verified RC traffic at once, each bluectl and libibverbs (compat)
+# seeing its own device;
 # and the pins of a namespace deleted without a detach are reclaimed, with a notice, by
 # the next attach (their XDP link reports no interface any more).
 # Run: B=build bash tests/lib/runner.sh tests/netns/test_netns_pins.sh
 # shellcheck source=tests/lib/netns.sh
 source tests/lib/netns.sh
+# shellcheck source=tests/lib/compat.sh
+source tests/lib/compat.sh
 
 BLUECTL=$PWD/$B/bin/bluectl
 XFER=$PWD/$B/bin/blue_xfer
@@ -27,8 +30,9 @@ np_pair() {
 
 test_two_eth0_attached_at_once() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root"
-	need_bins "$BLUECTL" "$XFER"
-	local c1 h1 p1 c2 h2 p2 s1 s2 k1 k2 rc1=0 rc2=0 src1=0 src2=0 d1 d2 r1 r2
+	need_bins "$BLUECTL" "$XFER" "$B/compat/libibverbs.so.1"
+	command -v ibv_devices >/dev/null || skip "ibv_devices (rdma-core) not installed"
+	local out c1 h1 p1 c2 h2 p2 s1 s2 k1 k2 rc1=0 rc2=0 src1=0 src2=0 d1 d2 r1 r2
 	np_pair 1; c1=$NSC h1=$NSH p1=$PEER
 	np_pair 2; c2=$NSC h2=$NSH p2=$PEER
 	blue_attach "$c1" eth0 || fail "attach eth0 in $c1"
@@ -67,6 +71,21 @@ test_two_eth0_attached_at_once() {
 	r2=$(ctl_stat "$c2" eth0 redirect)
 	echo "redirects: $c1 eth0 $r1, $c2 eth0 $r2"
 	[ "${r1:-0}" -gt 0 ] && [ "${r2:-0}" -gt 0 ] || fail "redirect counters '$r1' '$r2'"
+	# libibverbs (compat) in each namespace lists its own eth0 only: one device, the
+	# GUID of that namespace's MAC
+	local ns mac guid m
+	compat_env "$PWD/$B/compat"
+	for ns in "$c1" "$c2"; do
+		mac=$(mac_of "$ns" eth0)
+		IFS=: read -ra m <<<"$mac"
+		guid=$(printf '%02x%s%sfffe%s%s%s' $((0x${m[0]} ^ 2)) "${m[1]}" "${m[2]}" "${m[3]}" \
+			"${m[4]}" "${m[5]}")
+		out=$(ns_exec "$ns" "${COMPAT_ENV[@]}" ibv_devices 2>&1)
+		echo "$ns: $out"
+		[ "$(grep -cE '^[[:space:]]+eth0[[:space:]]' <<<"$out")" -eq 1 ] &&
+			grep -qE "^[[:space:]]+eth0[[:space:]]+$guid$" <<<"$out" ||
+			fail "ibv_devices in $ns does not list its own eth0 ($guid) alone"
+	done
 	# and the pinned maps are two different maps
 	[ "$(bpftool -j map show pinned "$d1/qp_ctx" | $PY -c 'import json,sys; print(json.load(sys.stdin)["id"])')" != \
 	  "$(bpftool -j map show pinned "$d2/qp_ctx" | $PY -c 'import json,sys; print(json.load(sys.stdin)["id"])')" ] ||
