@@ -21,8 +21,10 @@ int blue__slot_own(int fd, unsigned int slot);
 void blue__slot_disown(int fd, unsigned int slot);
 
 /*
- * blue__slots_reclaim() - free the slots of @tbl whose owner is dead, judged through
- * @fd. A slot being claimed (no owner_pid yet) is left alone. Return: how many.
+ * blue__slots_reclaim() - free the slots of @tbl whose mark nobody holds (their owner is
+ * dead), probing @fd's directory through a file description of its own, so slots @fd
+ * itself marks count as owned. A slot being claimed (no owner_pid yet) is left alone.
+ * Return: how many.
  */
 unsigned int blue__slots_reclaim(struct blue_qp_ctx *tbl, int fd);
 
