@@ -159,10 +159,12 @@ static int open_maps(struct ax_hal *ax, const char *pin_dir)
 	long page = sysconf(_SC_PAGESIZE);
 	int err;
 
-	if (pin_dir)
+	if (pin_dir) {
 		snprintf(dir, sizeof(dir), "%s", pin_dir);
-	else
-		snprintf(dir, sizeof(dir), "%s/%s", BLUE_PIN_ROOT, ax->ifname);
+	} else if ((err = blue_pin_dir(dir, sizeof(dir), ax->ifname))) {
+		ax_err(ax, "naming the pin directory", err);
+		return err;
+	}
 
 	err = open_pin(ax, dir, BLUE_PIN_XSKS, &ax->xsks_fd, &info);
 	if (err)

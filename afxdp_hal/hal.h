@@ -143,12 +143,12 @@ struct blue_afxdp_config {
 	 * -EOPNOTSUPP and qp_ctx_table returns NULL.
 	 */
 	bool tx_only;
-	const char *pin_dir;	/* NULL: BLUE_PIN_ROOT "/<ifname>" (include/blue/pins.h) */
+	const char *pin_dir;	/* NULL: blue_pin_dir(ifname) (include/blue/pins.h) */
 };
 
 /*
  * Open the AF_XDP HAL on a netdev where `bluectl attach` has run: it finds the pinned
- * maps under /sys/fs/bpf/blue/<ifname>/. Tries zero-copy first, then copy mode.
+ * maps in blue_pin_dir(ifname). Tries zero-copy first, then copy mode.
  * Returns NULL with errno set, after printing what failed to stderr.
  *
  * Socket slots (XSKMAP indexes, from @queue_id's range) are handed out lowest free

@@ -7,6 +7,7 @@
  * opened on the netdev by the first object that needs it (compat.h, "Lazy open").
  */
 #include <dirent.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,7 @@ BV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 	struct dirent *de;
 	int n = 0, cap = BV_MAX_DEVICES;
 	uint8_t mac[6] = { 0 };
+	char nsdir[PATH_MAX];
 	unsigned int ifindex;
 	uint32_t mtu;
 	DIR *dir;
@@ -82,7 +84,8 @@ BV_EXPORT struct ibv_device **ibv_get_device_list(int *num_devices)
 	list = calloc((size_t)cap + 1, sizeof(*list));
 	if (!list)
 		return bv_null(ENOMEM);
-	dir = opendir(BLUE_PIN_ROOT);
+	/* this namespace's directory: one entry per netdev blue is attached to here */
+	dir = blue_pin_dir(nsdir, sizeof(nsdir), NULL) ? NULL : opendir(nsdir);
 	pthread_mutex_lock(&devices_lock);
 	while (dir && (de = readdir(dir)) && n < cap) {
 		struct bv_device *d;

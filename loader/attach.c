@@ -4,15 +4,19 @@
  * -> attach -> cleanup -> destroy. Every refusal is checked before anything is created,
  * and a failure after that removes what was made, so an error leaves no trace.
  *
- * The program is attached through netlink with bpf_xdp_attach() rather than a bpf_link
- * or libxdp's dispatcher: the dispatcher fails on these kernels (ARCHITECTURE.md, facts),
- * and a netlink attachment outlives this process, which is what a CLI attach means.
- * XDP_FLAGS_UPDATE_IF_NOEXIST makes the kernel refuse, rather than replace, a program
- * that appears between our check and our attach.
+ * The program is attached through a bpf_link (BPF_XDP), pinned next to the maps, rather
+ * than through netlink or libxdp's dispatcher (which fails on these kernels,
+ * ARCHITECTURE.md, facts). The pin keeps the link, and so the attachment, alive after
+ * this process exits, as a CLI attach must. And the link tells when the netdev is gone:
+ * the kernel then detaches it and it reports ifindex 0, which is how stale.c recognises
+ * the pins of a namespace deleted without a detach. The kernel refuses to attach a link
+ * over any program already there, so one appearing between our check and our attach is
+ * refused rather than replaced.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <net/if.h>
 #include <linux/if_link.h>
@@ -94,15 +98,21 @@ static int check_no_xdp(const char *ifname, int ifindex)
 
 static int make_dirs(const char *ifname)
 {
-	char dir[256];
+	char dir[256], nsdir[256];
 	int tries;
 
 	blue_pin_path(dir, sizeof(dir), ifname, NULL);
-	/* a concurrent detach of another netdev may rmdir the shared root between our two
-	 * mkdirs; make it again */
+	blue_pin_dir(nsdir, sizeof(nsdir), NULL);
+	/* a concurrent detach (or reclaim) elsewhere may rmdir the shared root or the
+	 * namespace's directory between our mkdirs; make them again */
 	for (tries = 0; tries < 3; tries++) {
 		if (mkdir(BLUE_PIN_ROOT, 0700) && errno != EEXIST)
 			break;
+		if (mkdir(nsdir, 0700) && errno != EEXIST) {
+			if (errno == ENOENT)
+				continue;
+			break;
+		}
 		if (mkdir(dir, 0700) == 0)
 			return 0;
 		if (errno != ENOENT)
@@ -166,9 +176,29 @@ static int attach_error(const char *ifname, int ifindex, enum blue_xdp_mode mode
 	}
 }
 
+/* Attach @prog_fd to @ifindex through a bpf_link and pin it; the pin holds the link. */
+static int attach_link(const char *ifname, int ifindex, int prog_fd, __u32 xdp_flags,
+		       enum blue_xdp_mode mode)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, opts, .flags = xdp_flags);
+	char path[256];
+	int fd, ret;
+
+	fd = bpf_link_create(prog_fd, ifindex, BPF_XDP, &opts);
+	if (fd < 0)
+		return attach_error(ifname, ifindex, mode, -errno);
+	blue_pin_path(path, sizeof(path), ifname, BLUE_PIN_LINK);
+	ret = bpf_obj_pin(fd, path) ? -errno : 0;
+	if (ret)
+		ld_err("%s: cannot pin: %s", path, strerror(-ret));
+	/* without the pin, closing the last fd detaches the program again */
+	close(fd);
+	return ret;
+}
+
 int blue_loader_attach(const char *ifname, enum blue_xdp_mode mode, unsigned int flags)
 {
-	__u32 xdp_flags = XDP_FLAGS_UPDATE_IF_NOEXIST;
+	__u32 xdp_flags = 0;
 	struct blue_xdp *skel = NULL;
 	struct bpf_map *map;
 	bool made_dirs = false;
@@ -197,10 +227,16 @@ int blue_loader_attach(const char *ifname, enum blue_xdp_mode mode, unsigned int
 		ld_err("%s: no such network interface", ifname);
 		return -ENODEV;
 	}
+	ret = blue_ld__caps_check("attaching XDP");
+	if (ret)
+		return ret;
+	/* pins of netdevs that are gone (ours among them, if this netdev was deleted and
+	 * made again) would otherwise block this attach or linger for ever */
+	if (blue_ld__bpffs_present() == 1)
+		blue_ld__reclaim_stale();
 	/* refusals first, in an order that names the real cause: our own pins before
 	 * "another program" (which blue_xdp would otherwise be), and no bpffs mount yet */
-	if ((ret = blue_ld__caps_check("attaching XDP")) ||
-	    (blue_ld__bpffs_present() == 1 && (ret = check_not_pinned(ifname))) ||
+	if ((blue_ld__bpffs_present() == 1 && (ret = check_not_pinned(ifname))) ||
 	    (ret = check_no_xdp(ifname, ifindex)))
 		return ret;
 
@@ -240,11 +276,10 @@ int blue_loader_attach(const char *ifname, enum blue_xdp_mode mode, unsigned int
 	if (ret)
 		goto cleanup;
 
-	ret = bpf_xdp_attach(ifindex, bpf_program__fd(skel->progs.blue_xdp), xdp_flags, NULL);
-	if (ret) {
-		ret = attach_error(ifname, ifindex, mode, ret);
+	ret = attach_link(ifname, ifindex, bpf_program__fd(skel->progs.blue_xdp), xdp_flags,
+			  mode);
+	if (ret)
 		goto cleanup;
-	}
 	blue_ld__prog_id_by_fd(bpf_program__fd(skel->progs.blue_xdp), &id);
 	blue_pin_path(dir, sizeof(dir), ifname, NULL);
 	ld_dbg("%s: blue_xdp attached in %s mode (prog id %u), pinned at %s",
@@ -253,7 +288,7 @@ int blue_loader_attach(const char *ifname, enum blue_xdp_mode mode, unsigned int
 cleanup:
 	if (ret && made_dirs)
 		blue_ld__pins_remove(ifname);
-	/* the pins and the netlink attachment hold the kernel objects; our fds can go */
+	/* the pins (the link's among them) hold the kernel objects; our fds can go */
 	blue_xdp__destroy(skel);
 	return ret;
 }

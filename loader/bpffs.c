@@ -16,7 +16,7 @@
 
 const char *const blue_ld__pin_names[BLUE_LD_NPINS] = {
 	BLUE_PIN_QP_CTX, BLUE_PIN_XSKS, BLUE_PIN_STATS, BLUE_PIN_DEV_STATS, BLUE_PIN_DIAG,
-	BLUE_PIN_DROPS, BLUE_PIN_PROG,
+	BLUE_PIN_DROPS, BLUE_PIN_PROG, BLUE_PIN_LINK,
 };
 
 static bool ifname_ok(const char *ifname)
@@ -40,14 +40,15 @@ int blue_ld__ifname_check(const char *ifname)
 
 int blue_pin_path(char *buf, size_t len, const char *ifname, const char *name)
 {
-	int n;
+	char dir[192];
+	int ret, n;
 
 	if (!ifname_ok(ifname))
 		return -EINVAL;
-	if (name)
-		n = snprintf(buf, len, "%s/%s/%s", BLUE_PIN_ROOT, ifname, name);
-	else
-		n = snprintf(buf, len, "%s/%s", BLUE_PIN_ROOT, ifname);
+	ret = blue_pin_dir(dir, sizeof(dir), ifname);
+	if (ret)
+		return ret;
+	n = name ? snprintf(buf, len, "%s/%s", dir, name) : snprintf(buf, len, "%s", dir);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
@@ -87,16 +88,14 @@ int blue_ld__bpffs_ensure(void)
 	return 0;
 }
 
-int blue_ld__pins_remove(const char *ifname)
+/* Remove the pins of one netdev's directory @dir, then @dir. */
+int blue_ld__pins_remove_dir(const char *dir)
 {
 	char path[256];
 	int i, ret, first = 0;
-	const int n = (int)(sizeof(blue_ld__pin_names) / sizeof(blue_ld__pin_names[0]));
 
-	for (i = n - 1; i >= 0; i--) {
-		ret = blue_pin_path(path, sizeof(path), ifname, blue_ld__pin_names[i]);
-		if (ret)
-			return ret;
+	for (i = BLUE_LD_NPINS - 1; i >= 0; i--) {
+		snprintf(path, sizeof(path), "%s/%s", dir, blue_ld__pin_names[i]);
 		if (unlink(path) && errno != ENOENT) {
 			ret = -errno;
 			ld_warn("%s: cannot remove pin: %s", path, strerror(-ret));
@@ -104,17 +103,42 @@ int blue_ld__pins_remove(const char *ifname)
 				first = ret;
 		}
 	}
-	ret = blue_pin_path(path, sizeof(path), ifname, NULL);
-	if (ret)
-		return ret;
-	if (rmdir(path) && errno != ENOENT) {
+	if (rmdir(dir) && errno != ENOENT) {
 		ret = -errno;
-		ld_warn("%s: cannot remove directory: %s", path, strerror(-ret));
+		ld_warn("%s: cannot remove directory: %s", dir, strerror(-ret));
 		if (!first)
 			first = ret;
 	}
-	/* shared by every netdev: only goes when the last one is detached */
+	return first;
+}
+
+/* Remove @dir's parent, the namespace's directory, then BLUE_PIN_ROOT, if they are empty:
+ * both are shared (by a namespace's netdevs, by every namespace). */
+void blue_ld__pins_prune(const char *dir)
+{
+	char parent[256];
+	char *slash;
+
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (slash && slash != parent) {
+		*slash = '\0';
+		if (strcmp(parent, BLUE_PIN_ROOT) && rmdir(parent) && errno != ENOENT &&
+		    errno != ENOTEMPTY && errno != EEXIST)
+			ld_dbg("%s: not removed: %s", parent, strerror(errno));
+	}
 	if (rmdir(BLUE_PIN_ROOT) && errno != ENOENT && errno != ENOTEMPTY && errno != EEXIST)
 		ld_dbg("%s: not removed: %s", BLUE_PIN_ROOT, strerror(errno));
-	return first;
+}
+
+int blue_ld__pins_remove(const char *ifname)
+{
+	char dir[256];
+	int ret = blue_pin_path(dir, sizeof(dir), ifname, NULL);
+
+	if (ret)
+		return ret;
+	ret = blue_ld__pins_remove_dir(dir);
+	blue_ld__pins_prune(dir);
+	return ret;
 }

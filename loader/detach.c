@@ -2,9 +2,9 @@
 /*
  * blue_loader_detach(): take blue's program off a netdev and remove its pins.
  *
- * The pinned program is the proof of ownership: the kernel is asked to remove the
- * attached program only if it is still that one (XDP_FLAGS_REPLACE with old_prog_fd),
- * so a program somebody else put there after us is never taken down.
+ * The pinned XDP link is the proof of ownership: detaching the link takes off exactly
+ * the program it attached, so a program somebody else put on the netdev is never taken
+ * down (the kernel refuses to attach one over our link anyway).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -50,48 +50,39 @@ static int not_attached(const char *ifname)
 	return -ENOENT;
 }
 
-/* Remove our program if it is what @ifindex runs. Returns 0 when nothing of ours is
- * left attached (with a warning if it was not there to begin with). */
-static int unhook(const char *ifname, int ifindex, int prog_fd, __u32 our_id)
+/*
+ * Take the link pinned in @path off its netdev. Return 0 when nothing of ours is left
+ * attached, saying so when the netdev was already gone.
+ */
+static int unhook(const char *ifname, const char *path, int link_fd)
 {
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	LIBBPF_OPTS(bpf_xdp_attach_opts, a, .old_prog_fd = prog_fd);
-	char name[64] = "?";
-	__u32 mode, other;
+	struct bpf_link_info info = {};
+	__u32 len = sizeof(info);
 	int ret;
 
-	ret = bpf_xdp_query(ifindex, 0, &q);
-	if (ret == -EPERM || ret == -EACCES)
-		return blue_ld__err_perm("detaching XDP", BLUE_CAPS_XDP);
-	if (ret) {
-		ld_err("%s: cannot query its XDP program: %s", ifname,
-		       strerror(-ret));
+	if (bpf_obj_get_info_by_fd(link_fd, &info, &len)) {
+		ret = -errno;
+		ld_err("%s: cannot inspect pinned link: %s", path, strerror(-ret));
 		return ret;
 	}
-	if (q.drv_prog_id == our_id) {
-		mode = XDP_FLAGS_DRV_MODE;
-	} else if (q.skb_prog_id == our_id) {
-		mode = XDP_FLAGS_SKB_MODE;
-	} else {
-		other = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id ? q.skb_prog_id :
-			q.hw_prog_id ? q.hw_prog_id : q.prog_id;
-		if (other) {
-			blue_ld__prog_name_by_id(other, name, sizeof(name));
-			ld_warn("%s: runs another XDP program (id %u, name %s), not blue's (id %u); "
-				"leaving it attached and removing blue's pins", ifname, other, name,
-				our_id);
-		} else {
-			ld_warn("%s: blue's program (id %u) was no longer attached; removing its pins",
-				ifname, our_id);
-		}
+	if (info.type != BPF_LINK_TYPE_XDP) {
+		ld_err("%s: pinned link is not an XDP link (type %u); not touching it", path,
+		       info.type);
+		return -EPROTO;
+	}
+	if (!info.xdp.ifindex) {
+		/* the kernel detached it when the netdev went away: only our pins are left */
+		ld_warn("%s: its netdev is gone (the XDP link reports no interface); removing "
+			"blue's pins", ifname);
 		return 0;
 	}
-	ret = bpf_xdp_detach(ifindex, mode | XDP_FLAGS_REPLACE, &a);
+	if (bpf_link_detach(link_fd) == 0)
+		return 0;
+	ret = -errno;
 	if (ret == -EPERM || ret == -EACCES)
 		return blue_ld__err_perm("detaching XDP", BLUE_CAPS_XDP);
-	if (ret)
-		ld_err("%s: detaching blue's XDP program (id %u) failed: %s",
-		       ifname, our_id, strerror(-ret));
+	ld_err("%s: detaching blue's XDP link (id %u) failed: %s", ifname, info.id,
+	       strerror(-ret));
 	return ret;
 }
 
@@ -99,16 +90,19 @@ int blue_loader_detach(const char *ifname)
 {
 	char path[256];
 	struct stat st;
-	__u32 our_id = 0;
-	int ifindex, prog_fd, ret;
+	int link_fd, ret;
 
 	blue_ld__hook_libbpf();
 	if ((ret = blue_ld__ifname_check(ifname)) || (ret = blue_ld__caps_check("detaching XDP")))
 		return ret;
 
-	blue_pin_path(path, sizeof(path), ifname, BLUE_PIN_PROG);
-	prog_fd = bpf_obj_get(path);
-	if (prog_fd < 0) {
+	ret = blue_pin_path(path, sizeof(path), ifname, BLUE_PIN_LINK);
+	if (ret) {
+		ld_err("%s: cannot name its pin directory: %s", ifname, strerror(-ret));
+		return ret;
+	}
+	link_fd = bpf_obj_get(path);
+	if (link_fd < 0) {
 		ret = -errno;
 		if (ret == -EPERM || ret == -EACCES)
 			return blue_ld__err_perm("detaching XDP", BLUE_CAPS_XDP);
@@ -116,34 +110,17 @@ int blue_loader_detach(const char *ifname)
 			ld_err("%s: cannot open pin: %s", path, strerror(-ret));
 			return ret;
 		}
-		/* a directory without a program pin is debris of an interrupted attach */
+		/* a directory without a link pin is debris of an interrupted attach */
 		blue_pin_path(path, sizeof(path), ifname, NULL);
 		if (stat(path, &st))
 			return not_attached(ifname);
-		ld_warn("%s: removing leftover pins without a program at %s",
+		ld_warn("%s: removing leftover pins without an XDP link at %s",
 			ifname, path);
 		return blue_ld__pins_remove(ifname);
 	}
-	ret = blue_ld__prog_id_by_fd(prog_fd, &our_id);
-	if (ret) {
-		ld_err("%s: cannot inspect pinned program: %s", path,
-		       strerror(-ret));
-		goto out;
-	}
-
-	ifindex = (int)if_nametoindex(ifname);
-	if (!ifindex) {
-		/* its namespace was deleted (or it lives in another one): the kernel dropped
-		 * the attachment with the device, only our pins are left */
-		ld_warn("%s: no such network interface here; removing blue's pins (if it lives in "
-			"another network namespace, its program stays attached there)", ifname);
-	} else {
-		ret = unhook(ifname, ifindex, prog_fd, our_id);
-		if (ret)
-			goto out;
-	}
-	ret = blue_ld__pins_remove(ifname);
-out:
-	close(prog_fd);
-	return ret;
+	ret = unhook(ifname, path, link_fd);
+	close(link_fd);
+	if (ret)
+		return ret;
+	return blue_ld__pins_remove(ifname);
 }

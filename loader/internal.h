@@ -6,7 +6,7 @@
 #include "loader/loader.h"
 
 /* The pins in the order they are made; removed in reverse. */
-#define BLUE_LD_NPINS	7
+#define BLUE_LD_NPINS	8
 extern const char *const blue_ld__pin_names[BLUE_LD_NPINS];
 
 /* Log one line (no trailing newline needed). Errors are also kept for
@@ -47,10 +47,23 @@ int blue_ld__bpffs_ensure(void);
 int blue_ld__ifname_check(const char *ifname);
 
 /*
- * Remove every pin of @ifname that exists, its directory, and BLUE_PIN_ROOT if it is
- * empty afterwards. Missing pieces are not errors. Return 0 or the first -errno.
+ * Remove every pin of @ifname that exists, its directory, and the namespace's directory
+ * and BLUE_PIN_ROOT if they are empty afterwards. Missing pieces are not errors.
+ * Return 0 or the first -errno. _dir: the same for the netdev directory @dir, without
+ * the pruning, which _prune does for the directories above @dir.
  */
 int blue_ld__pins_remove(const char *ifname);
+int blue_ld__pins_remove_dir(const char *dir);
+void blue_ld__pins_prune(const char *dir);
+
+/*
+ * Reclaim the pins of netdevs that are gone, in any namespace: a netdev directory
+ * under BLUE_PIN_ROOT/BLUE_PIN_NS_PREFIX* whose pinned XDP link reports no interface
+ * (the kernel detached it when the netdev, or its namespace, went away). Anything else,
+ * a live link or a layout it does not recognise, is left alone. Logs one notice per
+ * directory reclaimed. Return: how many.
+ */
+int blue_ld__reclaim_stale(void);
 
 /* Id and name of a loaded program; -errno if @prog_id is gone. */
 int blue_ld__prog_name_by_id(__u32 prog_id, char *name, size_t len);

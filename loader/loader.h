@@ -3,13 +3,13 @@
  * The loader: puts blue's XDP program on a netdev and takes it off again, and opens the
  * objects it pinned so other processes (bluectl, the runtime, tests) find them by ifname.
  *
- * Pins live under BLUE_PIN_ROOT "/<ifname>/" (include/blue/pins.h): prog, qp_ctx, xsks,
- * stats, dev_stats, diag, drop_events. The pins are the record of ownership: detach only removes a program whose id
- * matches the pinned one, so it never takes down somebody else's XDP program.
- *
- * Pins are keyed by interface name only, and /sys/fs/bpf is shared by every network
- * namespace of a mount namespace, so two namespaces must not both attach blue to
- * interfaces of the same name.
+ * Pins live in blue_pin_dir(ifname), BLUE_PIN_ROOT "/netns-<cookie>/<ifname>/"
+ * (include/blue/pins.h): prog, link, qp_ctx, xsks, stats, dev_stats, diag, drop_events.
+ * They are keyed by network namespace as well as name, since /sys/fs/bpf is shared by
+ * every namespace of a mount namespace, so two containers' eth0s each have their own.
+ * The pinned XDP link is the record of ownership: detach takes off what it attached and
+ * nothing else. An attach first reclaims the pins of netdevs that are gone (their link
+ * reports no interface), with a notice naming each directory.
  *
  * Every function returns 0 or a negative errno and, on error, logs one line a person
  * can act on (what failed, on which object, what to try) through the logger below. On
@@ -78,7 +78,8 @@ enum blue_xdp_mode {
  * whose private /sys hides the host's bpffs; pins made there live only as long as that
  * mount namespace).
  *
- * Return: 0; -ENODEV no such interface; -EEXIST blue already attached (pins exist);
+ * Return: 0; -ENODEV no such interface; -EEXIST blue already attached (pins exist in
+ * this namespace's directory for @ifname);
  * -EBUSY another XDP program is attached; -EPERM missing CAP_NET_ADMIN/CAP_BPF;
  * -EOPNOTSUPP the driver has no native XDP; other -errno from the kernel. On error the
  * interface and /sys/fs/bpf are left as they were.
@@ -111,10 +112,11 @@ struct blue_pins {
 };
 
 /**
- * blue_pin_path() - write BLUE_PIN_ROOT "/<ifname>[/<name>]" into @buf.
+ * blue_pin_path() - write blue_pin_dir(@ifname) "[/<name>]" into @buf.
  * @name: one of the BLUE_PIN_* names, or NULL for the directory.
  *
- * Return: 0, or -ENAMETOOLONG / -EINVAL for an unusable ifname.
+ * Return: 0, or -ENAMETOOLONG / -EINVAL for an unusable ifname, or blue_pin_dir()'s
+ * error.
  */
 int blue_pin_path(char *buf, size_t len, const char *ifname, const char *name);
 

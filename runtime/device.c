@@ -93,6 +93,7 @@ struct blue_context *blue_open_device_hal(struct blue_hal *hal, const uint8_t ma
 	}
 	ctx->hal = hal;
 	ctx->timer_fd = -1;
+	ctx->slot_fd = -1;
 	/* progress.c ack_hold: hold ACK-only doorbells for the next pass */
 	ctx->eng.defer_acks = blue__env_flag("BLUE_ACK_DEFER", true);
 	blue__obs_init(ctx);
@@ -126,6 +127,8 @@ int blue_close_device(struct blue_context *ctx)
 	blue_hal_sock_close(ctx->sock);
 	if (ctx->owns_hal)
 		blue_hal_destroy(ctx->hal);
+	if (ctx->slot_fd >= 0)
+		close(ctx->slot_fd);
 	blue__mr_table_fini(&ctx->mrs);
 	free(ctx);
 	return 0;

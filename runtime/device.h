@@ -51,6 +51,7 @@ struct blue_context {
 	bool owns_hal;			/* opened by blue_open_device(): destroy on close */
 	struct blue_hal_sock *sock;	/* every QP of this context is flow-bound to it */
 	struct blue_qp_ctx *qp_tbl;	/* blue_hal_qp_ctx_table(hal) */
+	int slot_fd;			/* marks our slots of qp_tbl (slot_owner.h); -1: loopback */
 	char ifname[IF_NAMESIZE];	/* "" over the loopback HAL */
 
 	uint8_t mac[6];

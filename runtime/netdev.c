@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <ifaddrs.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <limits.h>
 #include <stdio.h>
@@ -30,6 +29,7 @@
 
 #include "runtime/device.h"
 #include "runtime/log.h"
+#include "runtime/slot_owner.h"
 
 int blue__netdev_l2(const char *ifname, uint8_t mac[6], uint32_t *mtu)
 {
@@ -80,10 +80,10 @@ static int netdev_ipv4(const char *ifname, uint32_t *ip)
 #define SAY(...) do { if (say) blue__logf(__VA_ARGS__); } while (0)
 
 /*
- * Is blue attached to @ifname in this network namespace? The pins live under one bpffs
- * that every namespace shares, keyed by interface name only, so a pin directory may
- * belong to a same-named netdev elsewhere, or outlive a detach. What decides is that
- * the program pinned there is the XDP program on this ifindex (in any mode).
+ * Is blue attached to @ifname in this network namespace? The pins live in this
+ * namespace's directory (blue_pin_dir), but a netdev deleted and made again under the
+ * same name finds the old one's pins until an attach reclaims them. What decides is
+ * that the program pinned there is the XDP program on this ifindex (in any mode).
  * Return: 0, or -ENOENT (after saying what to run, with @say).
  */
 int blue__netdev_attached(const char *ifname, unsigned int ifindex, bool say)
@@ -93,6 +93,7 @@ int blue__netdev_attached(const char *ifname, unsigned int ifindex, bool say)
 	__u32 len = sizeof(info);
 	char path[PATH_MAX];
 	struct statfs sfs;
+	size_t dir_len;
 	int fd, err;
 
 	if (statfs(BLUE_BPFFS, &sfs) || sfs.f_type != BPF_FS_MAGIC) {
@@ -101,7 +102,13 @@ int blue__netdev_attached(const char *ifname, unsigned int ifindex, bool say)
 			   "instead, or mount -t bpf bpf %s)", ifname, BLUE_BPFFS, BLUE_BPFFS);
 		return -ENOENT;
 	}
-	snprintf(path, sizeof(path), "%s/%s/%s", BLUE_PIN_ROOT, ifname, BLUE_PIN_PROG);
+	err = blue_pin_dir(path, sizeof(path), ifname);
+	if (err) {
+		SAY("open_device: %s: cannot name its pin directory: %s", ifname, strerror(-err));
+		return -ENOENT;
+	}
+	dir_len = strlen(path);
+	snprintf(path + dir_len, sizeof(path) - dir_len, "/%s", BLUE_PIN_PROG);
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
 		err = errno;
@@ -124,10 +131,11 @@ int blue__netdev_attached(const char *ifname, unsigned int ifindex, bool say)
 	    (q.prog_id == info.id || q.drv_prog_id == info.id || q.skb_prog_id == info.id ||
 	     q.hw_prog_id == info.id))
 		return 0;
-	SAY("%s: blue is not attached; run 'bluectl attach %s' (pins exist under "
-		   "%s/%s, but this netdev runs XDP program id %u, not blue's id %u: left over "
-		   "from a detach, or from a same-named netdev in another namespace)", ifname,
-		   ifname, BLUE_PIN_ROOT, ifname, q.prog_id, info.id);
+	path[dir_len] = '\0';
+	SAY("%s: blue is not attached; run 'bluectl attach %s' (pins exist under %s, but "
+		   "this netdev runs XDP program id %u, not blue's id %u: left over from a "
+		   "same-named netdev that was deleted)", ifname, ifname, path, q.prog_id,
+		   info.id);
 	return -ENOENT;
 }
 
@@ -135,38 +143,35 @@ int blue__netdev_attached(const char *ifname, unsigned int ifindex, bool say)
 
 /*
  * The QP-context table is shared by every process that serves a queue of the netdev,
- * and a process that died without closing leaves its slots claimed. Free the slots
- * whose owner no longer exists (tests/netns/test_rc_device.sh kills one; a live owner
- * on another queue keeps its own), so `bluectl qp list` tells the truth and XDP drops
- * their late packets as unknown QPNs. A slot being claimed this very moment has no
- * owner yet and is left alone. Owners are PIDs of this PID namespace: processes that
- * share a netdev's pins run in one. Withdraw in the order the flow table publishes:
- * state and qpn first, the rest after.
+ * and a process that died without closing leaves its slots claimed. Mark ours through
+ * the pin directory, and free the slots whose owner is dead (slot_owner.c: a lock the
+ * owner holds, which says the truth across PID namespaces and PID reuse), so `bluectl
+ * qp list` tells the truth and XDP drops their late packets as unknown QPNs. The queue
+ * we serve gets its mark too, for bluectl's "open by pid" (include/blue/pins.h).
  */
-static bool owner_gone(const struct blue_qp_ctx *c)
+static int slots_open(struct blue_context *ctx, const char *ifname, unsigned int queue)
 {
-	pid_t pid = (pid_t)__atomic_load_n(&c->owner_pid, __ATOMIC_ACQUIRE);
+	char dir[PATH_MAX];
+	unsigned int n;
+	int err, fd = blue_pin_dir(dir, sizeof(dir), ifname);
 
-	return pid > 0 && kill(pid, 0) < 0 && errno == ESRCH;
-}
-
-static void reclaim_stale_slots(const char *ifname, struct blue_qp_ctx *tbl)
-{
-	unsigned int slot, n = 0;
-
-	for (slot = 0; slot < BLUE_MAX_QP; slot++) {
-		struct blue_qp_ctx *c = &tbl[slot];
-
-		if (!__atomic_load_n(&c->qpn, __ATOMIC_ACQUIRE) || !owner_gone(c))
-			continue;
-		__atomic_store_n(&c->state, BLUE_QPS_RESET, __ATOMIC_RELEASE);
-		__atomic_store_n(&c->qpn, 0, __ATOMIC_RELEASE);
-		memset(c, 0, sizeof(*c));
-		n++;
+	if (!fd)
+		fd = blue__slot_owner_open(dir);
+	if (fd < 0) {
+		blue__logf("open_device: %s: cannot open its pin directory %s to mark QP slots: %s",
+			   ifname, dir, strerror(-fd));
+		return fd;
 	}
+	ctx->slot_fd = fd;
+	err = blue_pin_mark_take(fd, BLUE_PIN_MARK_QUEUE(queue));
+	if (err)	/* only what bluectl shows suffers */
+		blue__logf("open_device: %s: cannot mark queue %u as served: %s", ifname, queue,
+			   strerror(-err));
+	n = blue__slots_reclaim(ctx->qp_tbl, fd);
 	if (n)
 		blue__logf("open_device: %s: freed %u QP slot%s left by a process that exited "
 			   "without closing its device", ifname, n, n == 1 ? "" : "s");
+	return 0;
 }
 
 /*
@@ -294,7 +299,6 @@ struct blue_context *blue_open_device_queue(const char *ifname, unsigned int que
 			   "busy poll %s", ifname, queue, hal->hugepages ? "2 MiB" : "4 KiB", hal->max_pkt,
 			   hal->max_pkt > hal->frame_size ? " (AF_XDP multi-buffer)" : "",
 			   cfg.busy_poll ? "on" : "off");
-	reclaim_stale_slots(ifname, blue_hal_qp_ctx_table(hal));
 	ctx = blue_open_device_hal(hal, mac, ip);
 	if (!ctx) {
 		err = errno;
@@ -303,6 +307,12 @@ struct blue_context *blue_open_device_queue(const char *ifname, unsigned int que
 		return NULL;
 	}
 	ctx->owns_hal = true;
+	err = slots_open(ctx, ifname, queue);
+	if (err) {
+		blue_close_device(ctx);
+		errno = -err;
+		return NULL;
+	}
 	snprintf(ctx->ifname, sizeof(ctx->ifname), "%s", ifname);
 	/* a failure is logged and leaves the statistics in this process: not fatal */
 	(void)blue__obs_open(ctx, ifname, queue);

@@ -46,7 +46,10 @@ static void *map_pin(const char *ifname, const char *name, __u32 value_size, __u
 	void *p = NULL;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s/%s", BLUE_PIN_ROOT, ifname, name);
+	if (blue_pin_dir(path, sizeof(path), ifname) ||
+	    strlen(path) + 1 + strlen(name) >= sizeof(path))
+		return NULL;
+	strcat(strcat(path, "/"), name);
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
 		blue__logf("open_device: %s: %s: %s; device statistics stay in this process "

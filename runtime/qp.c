@@ -16,6 +16,7 @@
 #include "runtime/log.h"
 #include "runtime/probes.h"
 #include "runtime/qp.h"
+#include "runtime/slot_owner.h"
 
 const char *blue__qp_state_str(unsigned int state)
 {
@@ -43,8 +44,9 @@ _Static_assert((1u << QPN_SLOT_BITS) == BLUE_MAX_QP, "QPN slot bits match the ta
 
 static uint32_t qpn_counter;
 
-static int qpn_claim(struct blue_qp_ctx *tbl, uint32_t *out)
+static int qpn_claim(struct blue_context *ctx, uint32_t *out)
 {
+	struct blue_qp_ctx *tbl = ctx->qp_tbl;
 	uint32_t start, i, slot, gen, qpn, expected;
 
 	/* seed from the pid so that two processes sharing a table start apart */
@@ -62,7 +64,16 @@ static int qpn_claim(struct blue_qp_ctx *tbl, uint32_t *out)
 		expected = 0;
 		if (__atomic_compare_exchange_n(&tbl[slot].qpn, &expected, qpn, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
-			/* netdev.c reclaim_stale_slots frees slots of owners that died */
+			/* the mark is what tells other processes we live (slot_owner.c); the
+			 * pid, stored after it, is for people */
+			int err = blue__slot_own(ctx->slot_fd, slot);
+
+			if (err) {
+				__atomic_store_n(&tbl[slot].qpn, 0, __ATOMIC_RELEASE);
+				blue__logf("create_qp: cannot mark QP slot %u as ours: %s", slot,
+					   strerror(-err));
+				return err;
+			}
 			__atomic_store_n(&tbl[slot].owner_pid, (uint32_t)getpid(),
 					 __ATOMIC_RELEASE);
 			*out = qpn;
@@ -156,12 +167,14 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 	}
 	if (err)
 		goto fail;
-	err = qpn_claim(ctx->qp_tbl, &qpn);
-	if (err) {
+	err = qpn_claim(ctx, &qpn);
+	if (err == -ENOMEM) {
 		blue__logf("create_qp: all %u QP slots of the %s HAL are in use", BLUE_MAX_QP,
 			   ctx->hal->ops->name);
 		goto fail;
 	}
+	if (err)
+		goto fail;
 	qp->qpn = qpn;
 	qp->live = &ctx->qp_tbl[blue_qpn_slot(qpn)];
 	live_clear(qp->live);
@@ -173,6 +186,7 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 			   strerror(-err));
 		__atomic_store_n(&qp->live->owner_pid, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&qp->live->qpn, 0, __ATOMIC_RELEASE);
+		blue__slot_disown(ctx->slot_fd, blue_qpn_slot(qpn));
 		goto fail;
 	}
 	qp->ctx = ctx;
@@ -218,6 +232,7 @@ int blue_destroy_qp(struct blue_qp *qp)
 	/* stop steering first (RESET drops at XDP), then free the slot for others */
 	live_clear(qp->live);
 	blue_hal_flow_unbind(ctx->hal, qp->qpn);
+	blue__slot_disown(ctx->slot_fd, blue_qpn_slot(qp->qpn));
 	ctx->qp_by_slot[blue_qpn_slot(qp->qpn)] = NULL;
 	if (qp->neigh_ip)
 		blue__neigh_put(ctx, qp->neigh_ip);

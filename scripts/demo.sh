@@ -18,13 +18,13 @@ for f in "$BLUECTL" "$XFER" "$B/tests/netns/xsk_recv" "$B/tests/netns/xsk_send";
 	[ -x "$f" ] || { echo "demo: $f is missing; run make B=$B first" >&2; exit 1; }
 done
 
-# names carry the PID: the pins under /sys/fs/bpf/blue/<ifname> are shared by every
-# namespace, so two demos (or a test) must not meet there
+# names carry the PID, so two demos (or a test) never meet (each namespace's pins are
+# in a directory of its own, bluectl pin-dir)
 NS_A=blue-demo-$$-a NS_B=blue-demo-$$-b
 IF_A=bdm0p$$ IF_B=bdm1p$$
 IP_A=10.201.77.1 IP_B=10.201.77.2
 QPNS=0x11,0x1012,0x2ff3 UNKNOWN=0x1011 COUNT=200 PAYLOAD=1024
-rpid='' spid=''
+rpid='' spid='' PIN_A='' PIN_B=''
 out=$(mktemp) srv=$(mktemp)
 
 cleanup() {
@@ -33,7 +33,8 @@ cleanup() {
 	[ -n "$spid" ] && kill "$spid" 2>/dev/null && wait "$spid" 2>/dev/null
 	nsenter --net=/run/netns/$NS_A "$BLUECTL" detach $IF_A >/dev/null 2>&1
 	nsenter --net=/run/netns/$NS_B "$BLUECTL" detach $IF_B >/dev/null 2>&1
-	rm -rf /sys/fs/bpf/blue/$IF_A /sys/fs/bpf/blue/$IF_B
+	[ -n "${PIN_A:-}" ] && rm -rf "$PIN_A"
+	[ -n "${PIN_B:-}" ] && rm -rf "$PIN_B"
 	ip netns del $NS_A 2>/dev/null
 	ip netns del $NS_B 2>/dev/null
 	rm -f "$out" "$srv"
@@ -63,6 +64,9 @@ MAC_A=$(ip -n $NS_A -j link show $IF_A | sed -nE 's/.*"address":"([^"]+)".*/\1/p
 MAC_B=$(ip -n $NS_B -j link show $IF_B | sed -nE 's/.*"address":"([^"]+)".*/\1/p')
 ip -n $NS_A neigh replace $IP_B lladdr "$MAC_B" dev $IF_A nud permanent
 ip -n $NS_B neigh replace $IP_A lladdr "$MAC_A" dev $IF_B nud permanent
+# where each end's pins go: its namespace's own directory
+PIN_A=$(in_a "$BLUECTL" pin-dir $IF_A)
+PIN_B=$(in_b "$BLUECTL" pin-dir $IF_B)
 
 # --- 1. the raw data path -----------------------------------------------------------
 step "1. the data path: bluectl attach $IF_B; $COUNT frames to each of QPs $QPNS, 50 to $UNKNOWN"
@@ -115,7 +119,7 @@ tail -2 "$srv"
 step "bluectl detach $IF_A $IF_B"
 in_a "$BLUECTL" detach $IF_A
 in_b "$BLUECTL" detach $IF_B
-if ls /sys/fs/bpf/blue/$IF_A /sys/fs/bpf/blue/$IF_B >/dev/null 2>&1; then
+if ls "$PIN_A" "$PIN_B" >/dev/null 2>&1; then
 	echo "pins left behind" >&2
 	exit 1
 fi

@@ -268,15 +268,18 @@ static void print_opts(const struct pp_opts *o)
 }
 
 /*
- * The first netdev (by name) blue is attached to that exists in this network namespace:
- * the pins under /sys/fs/bpf/blue are shared by every namespace.
+ * The first netdev (by name) blue is attached to in this network namespace: one entry
+ * of the namespace's pin directory each (blue_pin_dir).
  */
 static int default_ifname(char *out, size_t len)
 {
 	struct dirent **list;
+	char nsdir[PATH_MAX];
 	int n, found = -1;
 
-	n = scandir(BLUE_PIN_ROOT, &list, NULL, alphasort);
+	if (blue_pin_dir(nsdir, sizeof(nsdir), NULL))
+		return -1;
+	n = scandir(nsdir, &list, NULL, alphasort);
 	if (n < 0)
 		return -1;
 	for (int i = 0; i < n; i++) {

@@ -116,8 +116,9 @@ struct blue_qp_ctx {
 	 */
 	__u16	pkey;
 	/*
-	 * The process that claimed the slot (0 for a moment while it claims): a process
-	 * that opens a queue frees the slots of owners that no longer exist.
+	 * The process that claimed the slot, as its PID namespace numbers it (0 for a
+	 * moment while it claims), for people: whether the owner lives is told by a lock
+	 * it holds on the pin directory (runtime/slot_owner.c), not by this PID.
 	 */
 	__u32	owner_pid;
 	__u32	pad1;

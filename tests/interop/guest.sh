@@ -164,15 +164,17 @@ rxe_net_up() {
 		| sed -nE 's/.*"address":"([^"]+)".*/\1/p')
 }
 
-# rxe_blue_up IFNAME BLUECTL: rxe_net_up with blue's end called IFNAME (blue's pins live
-# under /sys/fs/bpf/blue/<ifname>, shared by every namespace: a test names it after
-# itself, not guest.sh's fixed vbl0), and blue attached there natively, its detach (and
-# the pins' removal) registered with on_exit.
+# rxe_blue_up IFNAME BLUECTL: rxe_net_up with blue's end called IFNAME (a test names it
+# after itself, not guest.sh's fixed vbl0), and blue attached there natively, its detach
+# (and the removal of its pins, in the namespace's own directory: bluectl pin-dir)
+# registered with on_exit.
 rxe_blue_up() {
+	local dir
 	RXE_BLUE_IF=$1
 	rxe_net_up
+	dir=$(rxe_blue "$2" pin-dir "$RXE_BLUE_IF")
+	on_exit "rxe_blue $2 detach $RXE_BLUE_IF >/dev/null 2>&1; rm -rf $dir"
 	rxe_blue "$2" attach "$RXE_BLUE_IF" --mode native
-	on_exit "rxe_blue $2 detach $RXE_BLUE_IF >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$RXE_BLUE_IF"
 }
 
 # rxe_guest_as NAME IP MAC TAP PEER_IP PEER_MAC: settings of the next rxe_guest_start,

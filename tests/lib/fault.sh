@@ -6,8 +6,7 @@
 # A and B share one /24 and have static neighbour entries for each other, so they talk
 # directly at L2; M has no addresses and tools/blue_fault forwards every frame between
 # its two ends, applying faults to RoCEv2 frames only. Names carry the shell's PID
-# ($BASHPID): namespaces, interfaces and the bpffs pins of `bluectl attach` (which live
-# under /sys/fs/bpf/blue/<ifname>, shared by every namespace) never collide.
+# ($BASHPID): namespaces and interfaces never collide with another run's.
 
 FAULT_BIN=${FAULT_BIN:-$PWD/$B/bin/blue_fault}
 

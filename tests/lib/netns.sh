@@ -53,16 +53,33 @@ mac_of() {
 # pins, should detach fail) registered with on_exit first, so that the attach is the last
 # command and its status is the function's (callers write `blue_attach ... || fail`).
 # Needs $BLUECTL.
+# The pins are in NS's own directory (bluectl pin-dir), named while NS still exists.
 blue_attach() {
-	local ns=$1 ifname=$2
-	on_exit "ns_exec $ns $BLUECTL detach $ifname >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$ifname"
+	local ns=$1 ifname=$2 dir
+	dir=$(ns_exec "$ns" "$BLUECTL" pin-dir "$ifname") || return
+	on_exit "ns_exec $ns $BLUECTL detach $ifname >/dev/null 2>&1; rm -rf $dir; rmdir ${dir%/*} 2>/dev/null"
 	ns_exec "$ns" "$BLUECTL" attach "$ifname" --mode native
 }
 
+# pin_link_ifindex DIR: the ifindex the XDP link pinned in DIR reports, waiting (bounded)
+# while it still names one: 0 once its netdev is gone, which the kernel notices in a
+# worker after `ip link del` or `ip netns del`. Empty without a link pin. Needs bpftool.
+pin_link_ifindex() {
+	local i ifx
+	[ -e "$1/link" ] || return 0
+	for ((i = 0; i < 200; i++)); do
+		ifx=$(bpftool -j link show pinned "$1/link" |
+			python3 -c 'import json,sys; print(json.load(sys.stdin).get("ifindex", 0))')
+		[ "$ifx" = 0 ] && break
+		sleep 0.1
+	done
+	echo "$ifx"
+}
+
 # netns_setup TAG IP_A IP_B: the topology most suites use. Namespaces blue-TAG-<pid>-a/b
-# joined by a veth pair TAG0p<pid>/TAG1p<pid> (interface names carry the PID too: pins
-# under /sys/fs/bpf/blue/<ifname> are shared by every namespace, so a plain name could meet
-# another run's pins), IPv6 off on both ends (router and neighbour solicitations would land
+# joined by a veth pair TAG0p<pid>/TAG1p<pid> (interface names carry the PID too, as
+# builds before pins were keyed by namespace shared /sys/fs/bpf/blue/<ifname> across
+# namespaces, and other runs may use them), IPv6 off on both ends (router and neighbour solicitations would land
 # in the counters at random times; with static neighbours the only traffic is ours).
 # Skips unless root. Sets NS_A NS_B IF_A IF_B MAC_A MAC_B.
 netns_setup() {

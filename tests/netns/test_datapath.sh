@@ -20,9 +20,8 @@ UNKNOWN_COUNT=37
 PAYLOAD=1024
 
 # dp_setup: namespaces blue-dp-<pid>-a/b joined by a veth pair, blue attached natively
-# on the B end. Interface names carry the PID as well: pins live under
-# /sys/fs/bpf/blue/<ifname>, shared by every namespace, so a plain "dp1" could meet
-# another run's pins. Sets NS_A NS_B IF_A IF_B MAC_B.
+# on the B end. Interface names carry the PID as well (netns_setup). Sets NS_A NS_B IF_A
+# IF_B MAC_B.
 dp_setup() {
 	netns_setup dp "$IP_A" "$IP_B"
 	need_bins "$BLUECTL" "$XSK_SEND" "$XSK_RECV"

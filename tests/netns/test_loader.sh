@@ -25,9 +25,9 @@ ld_setup() {
 	command -v bpftool >/dev/null || skip "bpftool not installed"
 	netns_setup ld "$IP_A" "$IP_B"
 	need_bins "$BLUECTL"
-	PIN=/sys/fs/bpf/blue/$IF_A
+	PIN=$(ns_exec "$NS_A" "$BLUECTL" pin-dir "$IF_A")
 	# runs before the namespaces go: detach if still attached, then drop any pins
-	on_exit "ns_exec $NS_A $BLUECTL detach $IF_A >/dev/null 2>&1; rm -rf $PIN; rmdir /sys/fs/bpf/blue 2>/dev/null"
+	on_exit "ns_exec $NS_A $BLUECTL detach $IF_A >/dev/null 2>&1; rm -rf $PIN; rmdir ${PIN%/*} /sys/fs/bpf/blue 2>/dev/null"
 }
 
 bluectl_a() { ns_exec "$NS_A" "$BLUECTL" "$@"; }
@@ -81,7 +81,8 @@ test_attach_native_and_detach() {
 	echo "$out"
 	grep -q "native mode" <<<"$out" || fail "attach did not report native mode: $out"
 
-	for name in prog qp_ctx xsks stats dev_stats diag drop_events; do
+	case $PIN in /sys/fs/bpf/blue/netns-[0-9]*/"$IF_A") ;; *) fail "pin dir $PIN";; esac
+	for name in prog link qp_ctx xsks stats dev_stats diag drop_events; do
 		[ -e "$PIN/$name" ] || fail "missing pin $PIN/$name"
 	done
 	read -r mode id < <(xdp_of "$NS_A" "$IF_A")
@@ -144,7 +145,7 @@ test_missing_interface() {
 	on_exit "rm -f $err"
 	expect_fail "$err" bluectl_a attach "$ghost"
 	assert_grep "$err" "$ghost: no such network interface"
-	[ ! -e "/sys/fs/bpf/blue/$ghost" ] || fail "pins made for a missing interface"
+	[ ! -e "$(bluectl_a pin-dir "$ghost")" ] || fail "pins made for a missing interface"
 	expect_fail "$err" bluectl_a stats "$ghost"
 	assert_grep "$err" "$ghost: blue is not attached"
 	expect_fail "$err" bluectl_a detach "$ghost"
@@ -209,24 +210,31 @@ test_failed_attach_rolls_back() {
 	ld_setup
 	local err; err=$(mktemp)
 	on_exit "rm -f $err"
-	# the namespace's own lo has no ndo_bpf, so native XDP is refused by the kernel
-	on_exit "rm -rf /sys/fs/bpf/blue/lo; rmdir /sys/fs/bpf/blue 2>/dev/null"
-	[ ! -e /sys/fs/bpf/blue/lo ] || skip "/sys/fs/bpf/blue/lo exists: another run owns it"
+	# the namespace's own lo has no ndo_bpf, so native XDP is refused by the kernel; its
+	# pins would be in this namespace's directory, which no other run shares
+	local lo_pin; lo_pin=$(bluectl_a pin-dir lo)
+	on_exit "rm -rf $lo_pin"
 	expect_fail "$err" bluectl_a attach lo
 	assert_grep "$err" "lo: the driver does not support native XDP; try '--mode generic'"
-	[ ! -e /sys/fs/bpf/blue/lo ] || fail "pins left after a failed attach"
+	[ ! -e "$lo_pin" ] || fail "pins left after a failed attach"
 	[ "$(xdp_of "$NS_A" lo)" = "0 0" ] || fail "lo has XDP after a failed attach"
 }
 
-# The interface's namespace is deleted while attached: the kernel drops the program with
-# the device, and detach must still clean the pins.
-test_detach_after_netns_deleted() {
+# The interface is deleted while attached: the kernel drops the program with the device
+# (the XDP link then reports no interface), and detach must still clean the pins.
+# (A deleted namespace: tests/netns/test_netns_pins.sh.)
+test_detach_after_netdev_deleted() {
 	ld_setup
+	local err ifx; err=$(mktemp)
+	on_exit "rm -f $err"
 	bluectl_a attach "$IF_A" --mode generic
-	ip netns del "$NS_A"
-	ip netns del "$NS_B"
-	[ -e "$PIN/prog" ] || fail "pins vanished with the namespace"
-	"$BLUECTL" detach "$IF_A"
+	ns_exec "$NS_A" ip link del "$IF_A"
+	ifx=$(pin_link_ifindex "$PIN")
+	[ "$ifx" = 0 ] || fail "the link of the deleted $IF_A reports ifindex '$ifx'"
+	[ -e "$PIN/prog" ] || fail "pins vanished with the netdev"
+	bluectl_a detach "$IF_A" 2>"$err" || { cat "$err"; fail "detach"; }
+	cat "$err"
+	assert_grep "$err" "$IF_A: its netdev is gone"
 	[ ! -e "$PIN" ] || fail "pins left at $PIN"
 }
 

@@ -170,3 +170,51 @@ test_multiqueue_refusals_name_the_queue() {
 	ns_exec "$NS_A" "$BLUECTL" stats "$IF_A" | grep -q "device: queue 1 open by pid $spid" ||
 		fail "bluectl stats does not name queue 1's owner"
 }
+
+# A container's process (another PID namespace, sharing the host's bpffs) serves queue 1:
+# its owner_pid names a PID that no process has out here, yet it lives, so opening queue
+# 0 must not free its QP slot, and bluectl shows the queue open; once it is killed, the
+# next open frees the slot and bluectl shows it closed.
+test_multiqueue_owner_in_another_pid_namespace() {
+	command -v unshare >/dev/null || skip "unshare (util-linux) not installed"
+	mq_setup
+	need_bins "$SMOKE"
+	local out hold spid qpn owner p
+	hold=$(mktemp -u)
+	on_exit "rm -f $hold"
+	# a PID free here, which the server is given inside its namespace (ns_last_pid)
+	for ((p = 31000; p < 4000000; p += 7)); do [ -e "/proc/$p" ] || break; done
+	# shellcheck disable=SC2016 # $1.. expand in the inner shell
+	ns_bg "$NS_A" spid unshare -p -f --mount-proc --kill-child sh -c \
+		'echo $(($1 - 1)) >/proc/sys/kernel/ns_last_pid || exit 90; shift; env BLUE_QUEUE=1 "$@"' \
+		sh "$p" "$SMOKE" server "$IF_A" --hold-file "$hold" --timeout-ms 10000 >"$OUT/srv" 2>&1
+	wait_for_line "$OUT/srv" '^READY' 10 "$spid" || { cat "$OUT/srv"; fail "server not ready"; }
+	qpn=$(sed -nE 's/^READY qpn (0x[0-9a-f]+) .*/\1/p' "$OUT/srv")
+	owner=$(ns_exec "$NS_A" "$BLUECTL" qp show "$IF_A" "$qpn" | awk '$1 == "owner_pid:" { print $2 }')
+	echo "QP $qpn owned by pid $owner of its own PID namespace"
+	[ "$owner" = "$p" ] || fail "owner_pid '$owner', want $p"
+	[ ! -e "/proc/$p" ] || fail "PID $p exists out here too"
+	out=$(ns_exec "$NS_A" env BLUE_QUEUE=0 timeout 10 "$SMOKE" probe "$IF_A" 2>&1) ||
+		{ echo "$out"; fail "queue 0 did not open"; }
+	echo "$out"
+	grep -q "freed" <<<"$out" && fail "a live owner in another PID namespace lost its QP slot"
+	[ "$(ns_exec "$NS_A" "$BLUECTL" qp list "$IF_A" | grep -cE "^$qpn ")" -eq 1 ] ||
+		fail "the live server's QP is gone"
+	# and bluectl, out here, sees queue 1 open (its owner holds the queue's mark)
+	out=$(ns_exec "$NS_A" "$BLUECTL" stats "$IF_A" | grep '^device:')
+	echo "$out"
+	grep -qx "device: queue 1 open by pid $p" <<<"$out" ||
+		fail "bluectl stats does not show queue 1 open by its owner"
+	# unshare's death kills the namespace's init, and with it the server
+	kill -9 "$spid"
+	wait "$spid" 2>/dev/null || true
+	out=$(ns_exec "$NS_A" "$BLUECTL" stats "$IF_A" | grep '^device:')
+	echo "$out"
+	grep -q "open by pid" <<<"$out" && fail "bluectl stats shows a dead owner's queue open"
+	out=$(ns_exec "$NS_A" env BLUE_QUEUE=0 timeout 10 "$SMOKE" probe "$IF_A" 2>&1) ||
+		{ echo "$out"; fail "probe after the kill"; }
+	echo "$out"
+	grep -q "freed 1 QP slot left by a process that exited" <<<"$out" || fail "no reclaim"
+	[ "$(ns_exec "$NS_A" "$BLUECTL" qp list "$IF_A" | grep -cE "^$qpn ")" -eq 0 ] ||
+		fail "the dead server's QP is still listed"
+}

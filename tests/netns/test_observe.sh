@@ -34,8 +34,8 @@ IP_B=10.201.81.2	# client
 obs_setup() {
 	netns_setup obs "$IP_A" "$IP_B"
 	need_bins "$BLUECTL" "$XFER"
-	PIN_A=/sys/fs/bpf/blue/$IF_A
-	PIN_B=/sys/fs/bpf/blue/$IF_B
+	PIN_A=$(ns_exec "$NS_A" "$BLUECTL" pin-dir "$IF_A")
+	PIN_B=$(ns_exec "$NS_B" "$BLUECTL" pin-dir "$IF_B")
 	blue_attach "$NS_A" "$IF_A" >/dev/null
 	blue_attach "$NS_B" "$IF_B" >/dev/null
 	SRV_OUT=$(mktemp)
@@ -521,10 +521,8 @@ test_observe_bpftrace_retrans_and_naks_under_loss() {
 	[ -x "$FAULT_BIN" ] || fail "$FAULT_BIN not built"
 	local rt nk rpid npid fpid spid cpid stats crc=0 qpn show retx lines
 	fault_topo 10.201.82.1 10.201.82.2
-	ns_exec "$FT_NS_A" "$BLUECTL" attach "$FT_IF_A" --mode native >/dev/null
-	on_exit "ns_exec $FT_NS_A $BLUECTL detach $FT_IF_A >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$FT_IF_A"
-	ns_exec "$FT_NS_B" "$BLUECTL" attach "$FT_IF_B" --mode native >/dev/null
-	on_exit "ns_exec $FT_NS_B $BLUECTL detach $FT_IF_B >/dev/null 2>&1; rm -rf /sys/fs/bpf/blue/$FT_IF_B"
+	blue_attach "$FT_NS_A" "$FT_IF_A" >/dev/null
+	blue_attach "$FT_NS_B" "$FT_IF_B" >/dev/null
 	rt=$(mktemp) nk=$(mktemp) stats=$(mktemp -u) SRV_OUT=$(mktemp) CLI_OUT=$(mktemp)
 	on_exit "rm -f $rt $nk $SRV_OUT $CLI_OUT"
 	bt_start rpid "$rt" "$TRACE/retrans.bt" "$XFER"

@@ -16,8 +16,8 @@ PY=/usr/bin/python3
 IP_A=10.201.93.1	# server
 IP_B=10.201.93.2	# client
 
-# pp_setup: namespaces and interfaces named with the PID (the pins under
-# /sys/fs/bpf/blue/<ifname> are shared by every namespace), blue attached on both ends.
+# pp_setup: namespaces and interfaces named with the PID (netns_setup), blue attached on
+# both ends.
 # Sets NS_A NS_B IF_A IF_B.
 pp_setup() {
 	netns_setup pp "$IP_A" "$IP_B"

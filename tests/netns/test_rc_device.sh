@@ -19,8 +19,8 @@ IP_A=10.201.97.1	# server
 IP_B=10.201.97.2	# client
 
 # rcd_setup [attach-b]: namespaces blue-rcd-<pid>-a/b joined by a veth pair (interface
-# names carry the PID too: pins under /sys/fs/bpf/blue/<ifname> are shared by every
-# namespace), blue attached on A, and on B unless "no" is given.
+# names carry the PID too, netns_setup), blue attached on A, and on B unless "no" is
+# given.
 # Sets NS_A NS_B IF_A IF_B MAC_A MAC_B.
 rcd_setup() {
 	netns_setup rcd "$IP_A" "$IP_B"

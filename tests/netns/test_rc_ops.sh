@@ -20,9 +20,8 @@ XFER=$PWD/$B/bin/blue_xfer
 IP_A=10.201.95.1	# server
 IP_B=10.201.95.2	# client
 
-# ops_setup: namespaces and interfaces named with the PID (the pins under
-# /sys/fs/bpf/blue/<ifname> are shared by every namespace), blue attached natively on
-# both ends. Sets NS_A NS_B IF_A IF_B SRV_OUT CLI_OUT.
+# ops_setup: namespaces and interfaces named with the PID (netns_setup), blue attached
+# natively on both ends. Sets NS_A NS_B IF_A IF_B SRV_OUT CLI_OUT.
 ops_setup() {
 	netns_setup ops "$IP_A" "$IP_B"
 	need_bins "$BLUECTL" "$XFER"

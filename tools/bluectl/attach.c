@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* bluectl attach and detach: the loader does the work, bluectl reports it. */
+#include <errno.h>
+#include <string.h>
 #include <bpf/bpf.h>
 
 #include "tools/bluectl/bluectl.h"
@@ -36,6 +38,34 @@ int cmd_attach(const char *ifname, const struct opts *o)
 	}
 	printf("%s: blue attached in %s mode (prog id %u), pinned at %s\n", ifname, mode, info.id,
 	       dir);
+	return 0;
+}
+
+int cmd_pin_dir(const char *ifname, const struct opts *o)
+{
+	char dir[256];
+	int ret = ifname ? blue_pin_path(dir, sizeof(dir), ifname, NULL) :
+		  blue_pin_dir(dir, sizeof(dir), NULL);
+
+	if (ret) {
+		fprintf(stderr, "bluectl: pin-dir%s%s: %s\n", ifname ? " " : "",
+			ifname ? ifname : "", ret == -EINVAL ? "not a valid interface name" :
+			strerror(-ret));
+		return 1;
+	}
+	if (o->json) {
+		struct jw w;
+
+		jw_init(&w, stdout);
+		jw_obj(&w, NULL);
+		if (ifname)
+			jw_str(&w, "ifname", ifname);
+		jw_str(&w, "pin_dir", dir);
+		jw_obj_end(&w);
+		jw_end(&w);
+		return 0;
+	}
+	printf("%s\n", dir);
 	return 0;
 }
 

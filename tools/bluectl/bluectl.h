@@ -142,6 +142,7 @@ uint64_t hist_quantile_le(const struct blue_hist *h, double q);
 /* --- commands -------------------------------------------------------------------------- */
 
 int cmd_attach(const char *ifname, const struct opts *o);
+int cmd_pin_dir(const char *ifname, const struct opts *o);	/* NULL: the namespace's */
 int cmd_detach(const char *ifname, const struct opts *o);
 int cmd_stats(const char *ifname, const struct opts *o);
 int cmd_qp_list(const char *ifname, const struct opts *o);

@@ -18,9 +18,13 @@ static const char usage_text[] =
 	"usage: bluectl [-v] [--json] COMMAND ARGS\n"
 	"\n"
 	"  attach IFNAME [--mode native|generic]  load blue's XDP program, pin its maps\n"
-	"                                         under " BLUE_PIN_ROOT "/IFNAME, attach it\n"
-	"                                         (default mode: native)\n"
+	"                                         in this network namespace's directory\n"
+	"                                         under " BLUE_PIN_ROOT " (see pin-dir),\n"
+	"                                         attach it (default mode: native); pins of\n"
+	"                                         netdevs that are gone are reclaimed\n"
 	"  detach IFNAME                          detach it and remove the pins\n"
+	"  pin-dir [IFNAME]                       where IFNAME's pins are (attached or not),\n"
+	"                                         or this network namespace's directory\n"
 	"  stats IFNAME                           XDP verdicts by reason (summed over CPUs),\n"
 	"                                         HAL ring and engine counters, diagnostics\n"
 	"  qp list IFNAME                         one row per QP, grouped by peer like `ss`,\n"
@@ -141,6 +145,11 @@ static int dispatch(int argc, char **argv, const struct opts *o, unsigned int se
 	ret = check_opts(cmd, o, seen);
 	if (ret)
 		return ret;
+	if (!strcmp(cmd, "pin-dir")) {
+		if (argc > 2)
+			return usage_error("'pin-dir' takes at most one IFNAME");
+		return cmd_pin_dir(argc == 2 ? argv[1] : NULL, o);
+	}
 	if (!strcmp(cmd, "attach") || !strcmp(cmd, "detach") || !strcmp(cmd, "stats") ||
 	    !strcmp(cmd, "watch") || !strcmp(cmd, "metrics") || !strcmp(cmd, "drops")) {
 		if (argc != 2)

@@ -6,12 +6,13 @@
  * and each 64-bit counter is copied once and the commands work on the copy.
  */
 #include <errno.h>
-#include <signal.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
 #include "tools/bluectl/bluectl.h"
@@ -80,10 +81,17 @@ static int by_peer(const void *a, const void *b)
 	return x->qpn < y->qpn ? -1 : x->qpn > y->qpn;
 }
 
-/* The pid in dev_stats still runs (a crash leaves it set until the next open). */
-static bool pid_alive(__u32 pid)
+/*
+ * Is queue @q served? Its server holds the queue's mark on the pin directory
+ * (include/blue/pins.h), which tells the truth where the owner's PID cannot (another
+ * PID namespace, a PID reused). Without the directory (@probe < 0), a recorded owner
+ * counts as serving.
+ */
+static bool queue_served(int probe, unsigned int q, __u32 owner_pid)
 {
-	return pid && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+	if (probe < 0)
+		return owner_pid != 0;
+	return blue_pin_mark_held(probe, BLUE_PIN_MARK_QUEUE(q)) != 0;
 }
 
 /*
@@ -92,7 +100,7 @@ static bool pid_alive(__u32 pid)
  * histograms), so the sum runs over them as such. owner_pid is the first queue owner
  * still running, else the lowest queue's last owner (a crash leaves it set), else 0.
  */
-static void ds_sum_queues(struct snap *s, const struct blue_dev_stats *ds)
+static void ds_sum_queues(struct snap *s, const struct blue_dev_stats *ds, int probe)
 {
 	const size_t off = offsetof(struct blue_dev_stats, hal);
 	const size_t n = (sizeof(*ds) - off) / sizeof(__u64);
@@ -109,7 +117,7 @@ static void ds_sum_queues(struct snap *s, const struct blue_dev_stats *ds)
 		const __u64 *v = (const __u64 *)((const uint8_t *)e + off);
 
 		s->queue_owner[q] = e->owner_pid;
-		if (pid_alive(e->owner_pid)) {
+		if (e->owner_pid && queue_served(probe, q, e->owner_pid)) {
 			s->live_queues |= 1u << q;
 			if (!s->owner_alive)
 				s->ds.owner_pid = e->owner_pid;
@@ -132,7 +140,8 @@ int snap_take(const char *ifname, struct snap *s)
 	struct blue_diag_cfg *diag = NULL;
 	struct blue_pins p;
 	uint32_t slot;
-	int ret, rc = 1;
+	char dir[256];
+	int ret, probe, rc = 1;
 
 	memset(s, 0, sizeof(*s));
 	s->ifname = ifname;
@@ -154,7 +163,11 @@ int snap_take(const char *ifname, struct snap *s)
 		goto out;
 	}
 	s->t_ns = mono_ns();
-	ds_sum_queues(s, ds);
+	probe = blue_pin_path(dir, sizeof(dir), ifname, NULL) ? -1 :
+		open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ds_sum_queues(s, ds, probe);
+	if (probe >= 0)
+		close(probe);
 	memcpy(&s->diag, diag, sizeof(s->diag));
 	s->qps = calloc(BLUE_MAX_QP, sizeof(*s->qps));
 	if (!s->qps) {
