@@ -222,6 +222,12 @@ int blue_loader_attach(const char *ifname, enum blue_xdp_mode mode, unsigned int
 	ret = blue_ld__ifname_check(ifname);
 	if (ret)
 		return ret;
+	/* the pins' place in this network namespace: every step below assumes it has one */
+	ret = blue_pin_path(dir, sizeof(dir), ifname, NULL);
+	if (ret) {
+		ld_err("%s: cannot name its pin directory: %s", ifname, strerror(-ret));
+		return ret;
+	}
 	ifindex = (int)if_nametoindex(ifname);
 	if (!ifindex) {
 		ld_err("%s: no such network interface", ifname);

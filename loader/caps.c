@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * Privilege checks. Attaching XDP takes CAP_NET_ADMIN (netlink XDP_SETUP) plus CAP_BPF
- * (loading a networking program and creating its maps); kernels before 5.8 had no
- * CAP_BPF and wanted CAP_SYS_ADMIN, which still implies it. Checking the effective set
+ * Privilege checks. Attaching XDP takes CAP_NET_ADMIN (the XDP link on the netdev) plus
+ * CAP_BPF (loading a networking program and creating its maps); kernels before 5.8 had
+ * no CAP_BPF and wanted CAP_SYS_ADMIN, which still implies it. Checking the effective set
  * before touching anything turns an unprivileged run into one clear message instead of
  * an EPERM from whichever syscall happened to come first.
  */

@@ -31,11 +31,14 @@ static int not_attached(const char *ifname)
 		id = q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id ? q.skb_prog_id : q.prog_id;
 		if (id && !blue_ld__prog_name_by_id(id, name, sizeof(name)) &&
 		    !strcmp(name, "blue_xdp")) {
-			ld_err("%s: blue is not attached here (no pins at %s), but a blue_xdp program "
-			       "(id %u) is on %s: it was attached where %s was private (inside 'ip "
-			       "netns exec'?); detach it from there, or with 'ip link set dev %s %s off'",
-			       ifname, dir, id, ifname, BLUE_BPFFS, ifname,
-			       q.skb_prog_id == id ? "xdpgeneric" : "xdp");
+			/* the kernel refuses a netlink detach of a link's program (EBUSY), so
+			 * 'ip link ... off' only helps with an older build's netlink attach */
+			ld_err("%s: blue is not attached here (no pins at %s), but a blue_xdp "
+			       "program (id %u) is on %s: it was attached where %s was private "
+			       "(inside 'ip netns exec'?), and its XDP link lasts as long as that "
+			       "mount namespace; detach it from there (attached by an older "
+			       "build: 'ip link set dev %s %s off')", ifname, dir, id, ifname,
+			       BLUE_BPFFS, ifname, q.skb_prog_id == id ? "xdpgeneric" : "xdp");
 			return -ENOENT;
 		}
 	}

@@ -60,8 +60,13 @@ static int open_pin(const char *ifname, const char *name, int *fd)
 	char path[256];
 	int ret = blue_pin_path(path, sizeof(path), ifname, name);
 
-	if (ret)
-		return blue_ld__ifname_check(ifname);
+	if (ret) {
+		/* a bad name, or no netns cookie to key the directory by (blue_pin_dir) */
+		if (blue_ld__ifname_check(ifname))
+			return -EINVAL;	/* said why */
+		ld_err("%s: cannot name its pin directory: %s", ifname, strerror(-ret));
+		return ret;
+	}
 	*fd = bpf_obj_get(path);
 	if (*fd >= 0)
 		return 0;

@@ -22,9 +22,6 @@
 
 #define BLUE_MR_KEY_INDEX_BITS	14
 #define BLUE_MR_KEY_TAG_BITS	(32 - BLUE_MR_KEY_INDEX_BITS)
-#define BLUE_MR_KEY_TAG_MASK	((1u << BLUE_MR_KEY_TAG_BITS) - 1)
-/* generations one slot goes through before its keys repeat */
-#define BLUE_MR_KEY_GENERATIONS	(1u << BLUE_MR_KEY_TAG_BITS)
 
 /* A fresh random permutation key for one MR table (getrandom, clock if that fails). */
 uint64_t blue__mr_key_secret(void) __attribute__((visibility("hidden")));

@@ -153,10 +153,14 @@ static int slots_open(struct blue_context *ctx, const char *ifname, unsigned int
 {
 	char dir[PATH_MAX];
 	unsigned int n;
-	int err, fd = blue_pin_dir(dir, sizeof(dir), ifname);
+	int fd, err = blue_pin_dir(dir, sizeof(dir), ifname);
 
-	if (!fd)
-		fd = blue__slot_owner_open(dir);
+	if (err) {	/* @dir holds nothing to show */
+		blue__logf("open_device: %s: cannot name its pin directory to mark QP slots: %s",
+			   ifname, strerror(-err));
+		return err;
+	}
+	fd = blue__slot_owner_open(dir);
 	if (fd < 0) {
 		blue__logf("open_device: %s: cannot open its pin directory %s to mark QP slots: %s",
 			   ifname, dir, strerror(-fd));

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,15 +50,27 @@ static bool slot_held(int probe, unsigned int slot)
 	return blue_pin_mark_held(probe, BLUE_PIN_MARK_SLOT(slot)) != 0;
 }
 
-/* Free @c if it still holds @qpn: compare-and-swap, so a slot freed and claimed again
- * under a new QPN (a new generation) since we looked is left to its new owner. */
+/* Not a QPN (those are 24 bits), and not 0: no claimer takes it, and XDP's owner check
+ * matches no packet against it. */
+#define SLOT_FREEING	UINT32_MAX
+
+/*
+ * Free @c if it still holds @qpn. The compare-and-swap leaves a slot freed and claimed
+ * again under a new QPN (a new generation) since we looked to its new owner, and nothing
+ * of the slot is written before it succeeds. It parks qpn at SLOT_FREEING rather than 0
+ * while the rest is cleared, so that no claimer can take the slot until the clearing is
+ * done: clearing after qpn went to 0 could wipe a new owner's claim.
+ */
 static bool slot_free(struct blue_qp_ctx *c, uint32_t qpn)
 {
-	__atomic_store_n(&c->state, BLUE_QPS_RESET, __ATOMIC_RELEASE);
-	if (!__atomic_compare_exchange_n(&c->qpn, &qpn, 0, false, __ATOMIC_ACQ_REL,
+	_Static_assert(offsetof(struct blue_qp_ctx, qpn) == 0, "qpn leads the context");
+
+	if (!__atomic_compare_exchange_n(&c->qpn, &qpn, SLOT_FREEING, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_RELAXED))
 		return false;
-	memset(c, 0, sizeof(*c));
+	__atomic_store_n(&c->state, BLUE_QPS_RESET, __ATOMIC_RELEASE);
+	memset((uint8_t *)c + sizeof(c->qpn), 0, sizeof(*c) - sizeof(c->qpn));
+	__atomic_store_n(&c->qpn, 0, __ATOMIC_RELEASE);
 	return true;
 }
 
@@ -77,9 +90,10 @@ unsigned int blue__slots_reclaim(struct blue_qp_ctx *tbl, int fd)
 		struct blue_qp_ctx *c = &tbl[slot];
 		uint32_t qpn = __atomic_load_n(&c->qpn, __ATOMIC_ACQUIRE);
 
-		/* owner_pid is stored after the mark: a slot without one is being claimed */
-		if (!qpn || !__atomic_load_n(&c->owner_pid, __ATOMIC_ACQUIRE) ||
-		    slot_held(probe, slot))
+		/* owner_pid is stored after the mark: a slot without one is being claimed;
+		 * SLOT_FREEING: another process is freeing it */
+		if (!qpn || qpn == SLOT_FREEING ||
+		    !__atomic_load_n(&c->owner_pid, __ATOMIC_ACQUIRE) || slot_held(probe, slot))
 			continue;
 		n += slot_free(c, qpn);
 	}

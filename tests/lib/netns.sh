@@ -79,8 +79,9 @@ pin_link_ifindex() {
 # netns_setup TAG IP_A IP_B: the topology most suites use. Namespaces blue-TAG-<pid>-a/b
 # joined by a veth pair TAG0p<pid>/TAG1p<pid> (interface names carry the PID too, as
 # builds before pins were keyed by namespace shared /sys/fs/bpf/blue/<ifname> across
-# namespaces, and other runs may use them), IPv6 off on both ends (router and neighbour solicitations would land
-# in the counters at random times; with static neighbours the only traffic is ours).
+# namespaces, and other runs may use them), IPv6 off on both ends (router and neighbour
+# solicitations would land in the counters at random times; with static neighbours the
+# only traffic is ours).
 # Skips unless root. Sets NS_A NS_B IF_A IF_B MAC_A MAC_B.
 netns_setup() {
 	[ "$(id -u)" -eq 0 ] || skip "needs root"

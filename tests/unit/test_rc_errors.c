@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/mr_key.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
 #include "tests/unit/rc_fixture.h"
@@ -125,7 +126,9 @@ static void write_rem_access(uint32_t rkey_xor, size_t target_len, unsigned int 
 
 Test(rc_errors, rem_access_bad_rkey)
 {
-	write_rem_access(0x100, 8192, BLUE_ACCESS_LOCAL_WRITE | BLUE_ACCESS_REMOTE_WRITE, 0);
+	/* another slot's index (the stale tag is the next test) */
+	write_rem_access(1u << BLUE_MR_KEY_TAG_BITS, 8192,
+			 BLUE_ACCESS_LOCAL_WRITE | BLUE_ACCESS_REMOTE_WRITE, 0);
 }
 
 Test(rc_errors, rem_access_stale_rkey_tag)
@@ -437,7 +440,7 @@ Test(rc_errors, bad_lkey_is_local_protection_error)
 	rc_fx_init(&fx, NULL);
 	mem_reg(&src, &fx.a, 64, 0, 1);
 	sge = (struct blue_sge){ .addr = (uintptr_t)src.buf, .length = 64,
-				 .lkey = src.mr->lkey + 0x100 };
+				 .lkey = src.mr->lkey ^ 1u << BLUE_MR_KEY_TAG_BITS };
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = 1;
 	wr.sg_list = &sge;

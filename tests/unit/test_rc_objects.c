@@ -12,9 +12,13 @@
 
 #include "runtime/cq.h"
 #include "runtime/mr.h"
+#include "runtime/mr_key.h"
 #include "runtime/qp.h"
 #include "runtime/ring.h"
 #include "tests/unit/rc_fixture.h"
+
+/* flips the lowest bit of a key's MR-table slot (runtime/mr_key.h), not of its tag */
+#define KEY_SLOT_BIT	(1u << BLUE_MR_KEY_TAG_BITS)
 
 Test(rc_objects, device_port_and_gids)
 {
@@ -214,8 +218,8 @@ Test(rc_objects, mr_access_check)
 		     "the whole region");
 	cr_assert_eq(blue__mr_check(fx.a.ctx, fx.a.pd, mr->rkey, va + 4096, 0, rw, NULL),
 		     BLUE_MR_OK, "an empty range at the end");
-	cr_assert_eq(blue__mr_check(fx.a.ctx, fx.a.pd, mr->rkey ^ 0x100, va, 8, rw, NULL),
-		     BLUE_MR_BAD_KEY);
+	cr_assert_eq(blue__mr_check(fx.a.ctx, fx.a.pd, mr->rkey ^ KEY_SLOT_BIT, va, 8, rw, NULL),
+		     BLUE_MR_BAD_KEY, "another slot's key");
 	cr_assert_eq(blue__mr_check(fx.a.ctx, fx.a.pd, 0, va, 8, rw, NULL), BLUE_MR_BAD_KEY);
 	cr_assert_eq(blue__mr_check(fx.a.ctx, other, mr->rkey, va, 8, rw, NULL), BLUE_MR_BAD_PD);
 	cr_assert_eq(blue__mr_check(fx.a.ctx, fx.a.pd, mr->rkey, va - 1, 8, rw, NULL),

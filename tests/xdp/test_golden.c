@@ -4,10 +4,11 @@
  * README) must be accepted and steered to the socket of its destination QP.
  *
  * Each rxe host numbers its QPs on its own (both ends of a run may have the same QPN), so
- * one QP table cannot hold both ends of a capture: each direction is a host of its own. The test plays them in turn: for a packet
- * to host h it installs host h's table (the QPNs seen going to h, on socket h) and runs
- * the packet through BPF_PROG_RUN, then again with live frames arriving on socket h's
- * netdev, and checks the frame lands in socket h's RX ring unchanged.
+ * one QP table cannot hold both ends of a capture: each direction is a host of its own.
+ * The test plays them in turn: for a packet to host h it installs host h's table (the
+ * QPNs seen going to h, on socket h) and runs the packet through BPF_PROG_RUN, then
+ * again with live frames arriving on socket h's netdev, and checks the frame lands in
+ * socket h's RX ring unchanged.
  */
 #include <criterion/criterion.h>
 #include <errno.h>

@@ -90,6 +90,7 @@ enum qf_kind {
 	QF_U,		/* a number */
 	QF_HEX,		/* a QPN or PSN, printed 0x%06x */
 	QF_HEX8,	/* a syndrome, 0x%02x */
+	QF_HEX16,	/* a P_Key, 0x%04x */
 	QF_IP,		/* IPv4 in network order */
 	QF_STATE,
 	QF_TYPE,

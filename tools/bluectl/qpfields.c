@@ -61,7 +61,7 @@ const struct qp_field qp_fields[] = {
 	  "retransmission policy (0 go-back-N, 1 selective)"),
 	F(retx_timer, QF_U, QM_GAUGE, "retx_timer",
 	  "retransmit timer (0 IBA exponential, 1 base + k * cwnd)"),
-	F(pkey, QF_HEX, QM_NONE, NULL, NULL),
+	F(pkey, QF_HEX16, QM_NONE, NULL, NULL),
 	F(owner_pid, QF_U, QM_NONE, NULL, NULL),
 };
 
@@ -109,6 +109,9 @@ void qf_format(const struct qp_field *f, const struct blue_qp_ctx *q, char *buf,
 		break;
 	case QF_HEX8:
 		snprintf(buf, len, "0x%02llx", (unsigned long long)v);
+		break;
+	case QF_HEX16:
+		snprintf(buf, len, "0x%04llx", (unsigned long long)v);
 		break;
 	case QF_IP:
 		snprintf(buf, len, "%s", ip_str((uint32_t)v, ip));
