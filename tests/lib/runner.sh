@@ -20,7 +20,26 @@ _run_cleanups() {
 	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do eval "${_cleanups[$i]}" || true; done
 }
 _skipfile=$(mktemp)
-trap 'rm -f "$_skipfile"' EXIT
+_sedpid=$(mktemp)
+trap 'rm -f "$_skipfile" "$_sedpid"' EXIT
+# _await_output TEST: wait (at most 5 s) for the sed that prefixes TEST's output to
+# drain, so the verdict line starts a line of its own (run.sh counts ^PASS/^FAIL). A
+# process the test left running that still holds its output would keep that sed open
+# for good (seen here: an orphaned bpftrace; its FAIL landed mid-line and was not
+# counted): it is ended, and the test fails for leaving it.
+_await_output() {
+	local i p=
+	for ((i = 0; i < 50; i++)); do
+		p=$(cat "$_sedpid" 2>/dev/null)
+		[ -n "$p" ] && ! kill -0 "$p" 2>/dev/null && { : >"$_sedpid"; return 0; }
+		sleep 0.1
+	done
+	[ -n "$p" ] && kill "$p" 2>/dev/null
+	: >"$_sedpid"
+	echo
+	echo "  [$1] failure: a process it started still holds its output after it ended"
+	return 1
+}
 skip() { echo "$*" >"$_skipfile"; exit $SKIP; }
 fail() { echo "failure: $*" >&2; exit 1; }
 
@@ -40,9 +59,9 @@ for t in "${tests[@]}"; do
 		# idiom is everywhere. A pipeline's status is its last command's.
 		set +o pipefail
 		"$t"
-	) > >(sed "s/^/  [$t] /") 2>&1
+	) > >(echo "$BASHPID" >"$_sedpid"; exec sed "s/^/  [$t] /") 2>&1
 	rc=$?
-	sleep 0.1	# let the sed above flush before the verdict
+	_await_output "$t" || { [ "$rc" -eq 0 ] && rc=1; }
 	case $rc in
 	0) echo "PASS: $t" ;;
 	"$SKIP") echo "SKIP: $t ($(cat "$_skipfile"))"; : >"$_skipfile" ;;
