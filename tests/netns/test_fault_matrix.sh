@@ -252,7 +252,16 @@ fm_ack() {	# POLICY SEED
 	[ "$(wc -l <"$FM_STATS.log")" -eq "$n" ] || fail "log and counter disagree"
 	awk '$7 != "drop_match" || $1 != "a2b" || $4 != "0x11" { bad = 1 } END { exit bad }' \
 		"$FM_STATS.log" || fail "something other than an ACK to the client was dropped"
-	gt "duplicate requests the server answered" "$FM_DUP_A" 0
+	# Which of the two a lost ACK costs depends on timing: on a quiet machine a later,
+	# cumulative ACK can cover all 40 (seen in CI: 40 dropped, 0 resent). What must hold
+	# either way is the data and completions (fm_case) and that the two ends agree: what
+	# the requester resent, the responder answered as duplicates.
+	if [ "$FM_RETX_PKTS" -gt 0 ]; then
+		gt "duplicate requests the server answered" "$FM_DUP_A" 0
+	else
+		[ "$FM_DUP_A" -eq 0 ] || fail "$FM_DUP_A duplicates at the server, but nothing was resent"
+		echo "every lost ACK was covered by a later one (no timeout this run)"
+	fi
 }
 test_fm_ack_loss_gbn() { fm_ack gbn 6101; }
 test_fm_ack_loss_sr() { fm_ack sr 6102; }
