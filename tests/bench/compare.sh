@@ -22,7 +22,8 @@
 # script fails only if a program fails (the 4 KiB-frame and path-MTU-4096 rows print
 # "n/a: <reason>" instead when the link or the data path cannot carry them yet).
 # Every timed case runs BENCH_REPS times (default 3), round-robin with the others so that
-# each sees the machine at several moments; the best run counts (report.py), every run is
+# each sees the machine at several moments; the median run counts, with its min-max
+# (report.py), every run is
 # kept in results.json. BENCH_SECS (default 3) is the length of each timed case,
 # BENCH_PP_ITERS (default 20000) the round trips of each ping-pong. About 3 minutes.
 # Usage: B=build bash tests/bench/compare.sh (make bench runs it)

@@ -10,8 +10,8 @@ rates per second; latencies usec (ping-pong programs: round trip; blue_write_lat
 trip / 2); CPU in cores. A value "n/a: reason" marks a case that could not run.
 
 Every timed case ran several times (round-robin, BENCH_REPS): a key may come several
-times. The best repetition counts (the highest rate, the lowest latency): on a shared
-machine the spread comes from the other load, which only ever slows a case down. Its
+times. The median repetition counts, with the spread (min-max) beside it: on a shared
+machine one lucky run says little, and the spread says how far to trust the figure. Its
 companions (KEY.cpu_client, KEY.cpu_server, KEY.frame, KEY.msg_rate) are taken from the
 same repetition.
 """
@@ -22,6 +22,14 @@ ROCE_OVERHEAD = 14 + 20 + 8 + 12 + 4   # Eth + IPv4 + UDP + BTH + ICRC
 
 
 LOWER_IS_BETTER = ("tcp_pp_", "raw_pp_", "write_lat_", "ir_")
+
+
+def num(v, nd=3):
+    if v is None:
+        return "-"
+    if abs(v) >= 1000:
+        return "%.0f" % v
+    return ("%%.%df" % nd) % v
 
 
 def load(path):
@@ -41,13 +49,16 @@ def load(path):
     for key, v in vals.items():
         if "." in key:
             continue
+        # the median repetition itself (the lower middle of an even count, ranked from
+        # the better end), so its companions come from one run
         low = key.startswith(LOWER_IS_BETTER)
-        best = min(range(len(v)), key=lambda i: v[i] if low else -v[i])
-        fig[key] = v[best]
+        ranked = sorted(range(len(v)), key=lambda i: v[i] if low else -v[i])
+        mid = ranked[(len(v) - 1) // 2]
+        fig[key] = v[mid]
         runs[key] = v
         for ckey, cv in vals.items():
             if ckey.startswith(key + "."):
-                fig[ckey] = cv[best] if best < len(cv) else cv[-1]
+                fig[ckey] = cv[mid] if mid < len(cv) else cv[-1]
     for key, v in vals.items():     # companions without a main key
         fig.setdefault(key, v[-1])
     for key in list(na):
@@ -88,12 +99,17 @@ def main():
         cpu = ""
         if get(key + ".cpu_client") is not None:
             cpu = "%.2f / %.2f" % (get(key + ".cpu_client"), get(key + ".cpu_server"))
-        n = len(runs.get(key, []))
+        rv = runs.get(key, [])
         rows.append({"what": what, "value": val, "unit": unit, "cpu": cpu,
                      "na": None if val is not None else why(key), "note": note,
-                     "runs": runs.get(key, [])})
-        if n > 1 and not note:
-            rows[-1]["note"] = "best of %d" % n
+                     "runs": rv})
+        # the spread in the row's own unit: every row's value is its key's figure times a
+        # constant (bytes/s to Gbit/s, RTT to RTT/2, ...)
+        if len(rv) > 1 and val is not None and fig.get(key):
+            k = val / fig[key]
+            spread = "median of %d (%s-%s)" % (len(rv), num(min(rv) * k), num(max(rv) * k))
+            rows[-1]["spread"] = [min(rv) * k, max(rv) * k]
+            rows[-1]["note"] = spread + ("; " + note if note else "")
 
     row("TCP iperf3, 1 stream", get("tcp_1"), "Gbit/s", "tcp_1")
     row("TCP iperf3, 2 streams", get("tcp_2"), "Gbit/s", "tcp_2")
@@ -188,19 +204,12 @@ def main():
           "read_1m_1024", gbps("write_1m_1024"), "write_1m_1024", 0.85, True,
           "blue_write_bw 1 MiB, MTU 1024")
 
-    def num(v, nd=3):
-        if v is None:
-            return "-"
-        if abs(v) >= 1000:
-            return "%.0f" % v
-        return ("%%.%df" % nd) % v
-
     md = ["# make bench: libblue against TCP and raw AF_XDP", "",
           "One veth pair between two namespaces, blue attached natively on both ends "
           "(AF_XDP copy mode). Latency rows are round trip / 2 (blue_write_lat reports it "
           "so, as perftest does; the ping-pong programs' round trips are halved here). "
           "CPU: cores used by client / server (utime+stime over wall time). Each timed case ran "
-          "several times, round-robin with the others; the best run counts (every run is in "
+          "several times, round-robin with the others; the median run counts, its spread (min-max) in the note (every run is in "
           "results.json, \"runs\"). Machine load average (1 min) at the start and the end: "
           "%s and %s on %s cores: a busy-polling side that shows well under 1.0 core was "
           "sharing its core." % (num(get("load.start"), 2), num(get("load.end"), 2),
@@ -230,14 +239,15 @@ def main():
 
     # stdout: the same, as aligned plain text
     print()
-    print("load average %s at the start, %s at the end, %s cores; best of the repetitions"
+    print("load average %s at the start, %s at the end, %s cores; median of the repetitions"
           % (num(get("load.start"), 2), num(get("load.end"), 2), num(get("ncpu"), 0)))
-    print("%-58s %12s  %-11s %s" % ("case", "figure", "unit", "CPU cli/srv"))
+    print("%-58s %12s  %-11s %-13s %s" % ("case", "figure", "unit", "CPU cli/srv", "note"))
     for r in rows:
         if r["value"] is None:
             print("%-58s %s" % (r["what"], "n/a: " + r["na"]))
         else:
-            print("%-58s %12s  %-11s %s" % (r["what"], num(r["value"]), r["unit"], r["cpu"]))
+            print("%-58s %12s  %-11s %-13s %s" % (r["what"], num(r["value"]), r["unit"],
+                                                   r["cpu"], r["note"]))
     print()
     print("%-66s %10s %10s %7s %7s  %s" % ("ratio (target)", "figure", "reference", "ratio",
                                           "target", "met"))
