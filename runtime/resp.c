@@ -480,11 +480,11 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 					st = BLUE_RESP_NAK;
 					break;
 				}
-				/* the MR may be gone since FIRST: this packet's range, again (rxe) */
-				if (p->payload_len)
-					v = blue__mr_check(qp->ctx, qp->pd, r->wr_rkey, r->wr_va,
-							   p->payload_len, BLUE_ACCESS_REMOTE_WRITE,
-							   NULL);
+				/*
+				 * The MR may be gone since FIRST: this packet's range is checked
+				 * again (rxe), by the copy in EXECUTE, which translates before it
+				 * touches a byte; a second lookup here would be the same one.
+				 */
 			} else if (is_read) {
 				len = p->reth.len;
 				if (len > BLUE_MAX_MSG) {
@@ -543,9 +543,10 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 							  (void *)p->payload, p->payload_len,
 							  BLUE_ACCESS_REMOTE_WRITE, BLUE_COPY_TO_MEM,
 							  NULL);
-					if (v != BLUE_MR_OK) {	/* checked above: not expected */
-						snprintf(why, sizeof(why), "WRITE at PSN 0x%x: %s",
-							 p->psn, blue__mr_verdict_str(v));
+					if (v != BLUE_MR_OK) {	/* MIDDLE/LAST: deregistered since */
+						snprintf(why, sizeof(why), "remote access at PSN 0x%x "
+							 "refused: %s", p->psn,
+							 blue__mr_verdict_str(v));
 						nak = BLUE_NAK_REM_ACCESS_ERR;
 						st = BLUE_RESP_NAK;
 						break;
