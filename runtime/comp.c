@@ -57,7 +57,7 @@ static void timer_set(struct blue_qp *qp, enum blue_timer_kind kind, uint64_t de
 
 /*
  * The ACK timer runs while something is unacknowledged; IBA timeout 0 means never. Its
- * length is 4.096 us * 2^timeout, or base + k * cwnd (blue__retx_timeout_ns()).
+ * length is 4.096 us * 2^timeout, or base + k * (PSNs in flight) (blue__retx_timeout_ns()).
  */
 static void ack_timer_restart(struct blue_qp *qp, uint64_t now)
 {

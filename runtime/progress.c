@@ -224,7 +224,7 @@ static void rx_frame(struct blue_context *ctx, const struct blue_frame *f)
 		/* congestion notification for this QP's sends (annex A17.9.3): counted and
 		 * traced; no rate control reacts to it yet */
 		st->rx_cnp++;
-		qp->live->cnps++;
+		qp->live->cnp_rcvd++;
 		BLUE_PROBE3(cnp, qp->qpn, p.saddr, p.psn);
 		return;
 	}

@@ -180,6 +180,7 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 	live_clear(qp->live);
 	qp->live->type = BLUE_QPT_RC;
 	qp->live->local_ip = ctx->ip;
+	blue__cc_reset(qp);
 	err = blue_hal_flow_bind(ctx->sock, qpn);
 	if (err) {
 		blue__logf("create_qp: cannot steer QPN 0x%x to the context's socket: %s", qpn,
@@ -443,6 +444,7 @@ static void qp_reset(struct blue_qp *qp)
 	blue__resp_reset(qp);
 	blue__comp_reset(qp);
 	blue__retx_reset(qp);
+	blue__cc_reset(qp);
 }
 
 int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)

@@ -15,6 +15,7 @@
 #include <blue/blue.h>
 #include <blue/wire.h>
 
+#include "runtime/cc.h"
 #include "runtime/comp.h"
 #include "runtime/cq.h"
 #include "runtime/device.h"
@@ -62,6 +63,7 @@ struct blue_qp {
 	struct blue_resp resp;
 	struct blue_comp comp;
 	struct blue_retx retx;		/* policy, timer formula, selective-retx state */
+	struct blue_cc cc;		/* congestion control (runtime/cc.h) */
 };
 
 /* Whether @qp uses selective retransmission (else IBA go-back-N). */
@@ -117,6 +119,9 @@ int blue__sq_complete(struct blue_qp *qp, enum blue_wc_status status)
  * context. Return: 0, or -EAGAIN when the pass has no frame or budget left.
  */
 int blue__qp_tx(struct blue_qp *qp, const struct blue_pkt *p) __attribute__((visibility("hidden")));
+
+/* blue__cc_reset() - back to no congestion control with the default parameters. */
+void blue__cc_reset(struct blue_qp *qp) __attribute__((visibility("hidden")));
 
 /* The state names for logs: "RESET", "INIT", ... */
 const char *blue__qp_state_str(unsigned int state) __attribute__((visibility("hidden")));

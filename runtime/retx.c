@@ -4,7 +4,7 @@
  * which formula arms the local ACK timer.
  *
  * IBA's timer is 4.096 us * 2^timeout (9.7.6.1.3): a fixed value per QP, chosen for the
- * worst path. The linear form, base + k * cwnd with cwnd the PSNs in flight, follows
+ * worst path. The linear form, base + k * (PSNs in flight), follows
  * IRN: a short timeout while little is outstanding, so a lost tail is found soon, and
  * a longer one while a long queue of packets still has to drain before the ACK.
  */
@@ -20,9 +20,9 @@ uint64_t blue__retx_timeout_ns(struct blue_qp *qp)
 	struct blue_qp_ctx *live = qp->live;
 	int32_t inflight = blue_psn_diff(qp->req.psn_hi, live->una_psn);
 
-	live->cwnd = inflight > 0 ? (uint32_t)inflight : 0;
+	live->timer_inflight = inflight > 0 ? (uint32_t)inflight : 0;
 	if (qp->retx.timer == BLUE_RETX_TIMER_LINEAR)
-		return ((uint64_t)qp->retx.base_us + (uint64_t)qp->retx.k_us * live->cwnd) *
+		return ((uint64_t)qp->retx.base_us + (uint64_t)qp->retx.k_us * live->timer_inflight) *
 		       1000ull;
 	return qp->timeout ? 4096ull << qp->timeout : 0;	/* 0: no timer (IBA) */
 }

@@ -6,7 +6,7 @@
  *  - selective (IRN-style), between two libblue peers that negotiated it: the
  *    responder's reorder buffer (resp_sr.c) and the requester's per-PSN bookkeeping of
  *    what the responder has, what must be resent and what was (req_sr.c);
- * and the local ACK timeout formula, IBA's exponential or base + k * cwnd (retx.c).
+ * and the local ACK timeout formula, IBA's exponential or base + k * (PSNs in flight) (retx.c).
  */
 #ifndef BLUE_RUNTIME_RETX_H
 #define BLUE_RUNTIME_RETX_H
@@ -76,7 +76,7 @@ struct blue_retx {
 
 /*
  * blue__retx_timeout_ns() - the local ACK timeout to arm now: 4.096 us * 2^timeout, or
- * base + k * cwnd with cwnd the PSNs in flight, which it records in the live context.
+ * base + k * (PSNs in flight), which it records in the live context.
  * Return: nanoseconds, 0 for no timer (IBA timeout 0).
  */
 uint64_t blue__retx_timeout_ns(struct blue_qp *qp) __attribute__((visibility("hidden")));

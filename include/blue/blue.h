@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <blue/cc.h>
 #include <blue/qp_ctx.h>
 
 #ifdef __cplusplus
@@ -459,7 +460,7 @@ enum blue_retx_policy {
 /* The local ACK timeout formula. */
 enum blue_retx_timer {
 	BLUE_RETX_TIMER_IBA_EXP = 0,	/* 4.096 us * 2^timeout (blue_qp_attr.timeout; 0 = none) */
-	BLUE_RETX_TIMER_LINEAR = 1,	/* base_us + k_us * cwnd, cwnd = PSNs in flight */
+	BLUE_RETX_TIMER_LINEAR = 1,	/* base_us + k_us * (PSNs in flight) */
 };
 
 #define BLUE_RETX_MAX_BASE_US	60000000u	/* 60 s */
@@ -475,8 +476,8 @@ struct blue_retx_attr {
 /**
  * blue_qp_set_retx() - choose @qp's retransmission policy and ACK timeout formula.
  * @attr: the policy and timer. With BLUE_RETX_TIMER_LINEAR the timer is armed at
- *        base_us + k_us * cwnd microseconds, cwnd being the PSNs in flight at that
- *        moment (kept in the QP context's cwnd field, with the deadline in
+ *        base_us + k_us * n microseconds, n being the PSNs in flight at that
+ *        moment (kept in the QP context's timer_inflight field, with the deadline in
  *        timer_deadline_ns); retry_cnt counts its expiries as it counts IBA's.
  *
  * The timer may change at any time. The policy may change while the QP is not in RTS
@@ -493,6 +494,17 @@ int blue_qp_set_retx(struct blue_qp *qp, const struct blue_retx_attr *attr);
 
 /** blue_qp_query_retx() - the policy and timer @qp uses now. Return: 0 or EINVAL. */
 int blue_qp_query_retx(struct blue_qp *qp, struct blue_retx_attr *attr);
+
+/**
+ * blue_qp_set_cc() - choose @qp's congestion control and all its parameters
+ * (include/blue/cc.h). May change at any time, traffic in flight or not: the algorithm
+ * starts afresh from its initial rate or window.
+ * Return: 0, EINVAL (a bad argument; the log names it), EOPNOTSUPP (not built).
+ */
+int blue_qp_set_cc(struct blue_qp *qp, const struct blue_cc_params *p);
+
+/** blue_qp_query_cc() - the congestion control @qp runs now. Return: 0 or EINVAL. */
+int blue_qp_query_cc(struct blue_qp *qp, struct blue_cc_params *p);
 
 /* ==== connection manager ==================================================
  *

@@ -87,9 +87,10 @@ struct blue_qp_ctx {
 	__u32	last_nak_psn;
 	__u32	rnr_left;
 
-	/* congestion control and timer */
-	__u32	cwnd;		/* PSNs in flight when the ACK timer was last armed */
-	__u32	rate_mbps;
+	/* timer and pacing */
+	__u32	timer_inflight;	/* PSNs in flight when the ACK timer was last armed (the
+				 * LINEAR timer's k term) */
+	__u32	rate_mbps;	/* the rate the QP is paced at (DCQCN); 0 when unpaced */
 	__u64	timer_deadline_ns;	/* CLOCK_MONOTONIC; 0 when disarmed */
 
 	/* counters */
@@ -97,7 +98,7 @@ struct blue_qp_ctx {
 	__u64	naks_sent;
 	__u64	naks_rcvd;
 	__u64	rnr_events;
-	__u64	cnps;
+	__u64	cnp_rcvd;	/* RoCEv2 CNPs received for this QP's sends */
 	__u64	tx_pkts;
 	__u64	tx_bytes;
 	__u64	rx_pkts;
@@ -122,9 +123,22 @@ struct blue_qp_ctx {
 	 */
 	__u32	owner_pid;
 	__u32	pad1;
-	__u64	reserved[2];	/* room to grow without changing the size */
+
+	/* congestion control (runtime/cc*.c; the parameters in include/blue/cc.h) */
+	__u8	cc_algo;	/* enum blue_cc_algo: 0 none, 1 DCQCN, 2 window */
+	__u8	ecn;		/* 1: sends ECT(0), and answers CE with CNPs */
+	__u16	pad2;
+	__u32	cwnd;		/* congestion window in packets (window); 0: no window */
+	__u32	alpha;		/* DCQCN's alpha in 1/1024 */
+	__u32	target_rate_mbps; /* DCQCN's target rate */
+	__u32	srtt_ns;	/* smoothed RTT the requester measured (send to ACK) */
+	__u32	rtt_ns;		/* the last RTT sample */
+	__u64	cnp_sent;	/* CNPs sent, answering CE-marked requests */
+	__u64	ecn_ce_rcvd;	/* packets received with ECN CE */
+	__u64	cc_cuts;	/* rate or window decreases */
+	__u64	reserved[4];	/* room to grow without changing the size */
 };
 
-_Static_assert(sizeof(struct blue_qp_ctx) == 192, "blue_qp_ctx layout changed");
+_Static_assert(sizeof(struct blue_qp_ctx) == 256, "blue_qp_ctx layout changed");
 
 #endif /* BLUE_QP_CTX_H */

@@ -143,9 +143,9 @@ Test(obs, cnp_is_counted_on_its_qp)
 	fx.a.ctx->eng.budget = 1;	/* outside a pass: allow this one frame */
 	cr_assert_eq(blue__tx_pkt(fx.a.ctx, &p), 0);
 	blue__tx_flush(fx.a.ctx);
-	for (int i = 0; i < 10 && !fx.b.qp->live->cnps; i++)
+	for (int i = 0; i < 10 && !fx.b.qp->live->cnp_rcvd; i++)
 		rc_progress(&fx);
-	cr_assert_eq(fx.b.qp->live->cnps, 1);
+	cr_assert_eq(fx.b.qp->live->cnp_rcvd, 1);
 	cr_assert_eq(blue__engine_stats(fx.b.ctx)->rx_cnp, before + 1);
 	cr_assert_eq(blue__engine_stats(fx.b.ctx)->rx_wrong_transport, 0);
 	rc_fx_fini(&fx);

@@ -861,7 +861,7 @@ static void timer_case(const struct blue_retx_attr *ra, uint64_t at1_ns, uint64_
 
 	cr_assert_gt(blue__progress(fx.a.ctx), 0);
 	cr_assert_eq(live->sq_psn, PSN_A + 64, "the whole WRITE went in one pass");
-	cr_assert_eq(live->cwnd, 1, "armed at the first packet");
+	cr_assert_eq(live->timer_inflight, 1, "armed at the first packet");
 	cr_assert_eq(live->timer_deadline_ns - fx.a.ctx->eng.now_ns, at1_ns,
 		     "deadline %llu ns ahead, %llu expected",
 		     (unsigned long long)(live->timer_deadline_ns - fx.a.ctx->eng.now_ns),
@@ -869,7 +869,7 @@ static void timer_case(const struct blue_retx_attr *ra, uint64_t at1_ns, uint64_
 	blue__progress(fx.b.ctx);		/* 63 packets: ACK of packet 31 */
 	blue__progress(fx.a.ctx);		/* that ACK re-arms */
 	cr_assert_eq(live->una_psn, PSN_A + 32);
-	cr_assert_eq(live->cwnd, 32);
+	cr_assert_eq(live->timer_inflight, 32);
 	cr_assert_eq(live->timer_deadline_ns - fx.a.ctx->eng.now_ns, at32_ns,
 		     "deadline %llu ns ahead, %llu expected",
 		     (unsigned long long)(live->timer_deadline_ns - fx.a.ctx->eng.now_ns),

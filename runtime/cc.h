@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Congestion control, per QP: an ops table per algorithm (none, DCQCN, window; the
+ * parameters in include/blue/cc.h), called by the transport at a few named events, and
+ * one pacing gate.
+ *
+ *  - the requester's packets leave through blue__qp_tx(), which asks blue__cc_gate()
+ *    first: a paced QP whose next departure time is still ahead gets -EAGAIN ("stop,
+ *    nothing committed, resume next pass"); ACK/NAK/CNP are never held;
+ *  - the requester's window check (req.c) takes the smaller of its fixed window and the
+ *    algorithm's cwnd (live->cwnd, 0 for none);
+ *  - the completer reports newly acknowledged PSNs with an RTT sample (on_ack) and
+ *    losses (on_loss); the CNP receive path reports on_cnp;
+ *  - the engine's timer minimum includes blue__cc_deadline(), so a paced QP is woken in
+ *    event mode and by compat's progress thread.
+ *
+ * An algorithm works only on struct blue_cc and the live context it points to, never
+ * on the rest of the QP, so that unit tests run it on synthetic event sequences.
+ */
+#ifndef BLUE_RUNTIME_CC_H
+#define BLUE_RUNTIME_CC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <blue/cc.h>
+#include <blue/qp_ctx.h>
+
+struct blue_cc;
+
+struct blue_cc_ops {
+	const char *name;	/* "none", "dcqcn", "window": as bluectl and the CM spell it */
+	/* (re)start with cc->params: at RTS, and when the algorithm or a parameter changes */
+	void (*init)(struct blue_cc *cc, uint64_t now);
+	/* a request packet of @bytes (wire bytes) left */
+	void (*on_send)(struct blue_cc *cc, uint32_t bytes, uint64_t now);
+	/* @pkts PSNs newly acknowledged; @rtt_ns the sample they gave, 0 for none */
+	void (*on_ack)(struct blue_cc *cc, uint32_t pkts, uint64_t rtt_ns, uint64_t now);
+	/* a CNP for this QP's sends arrived */
+	void (*on_cnp)(struct blue_cc *cc, uint64_t now);
+	/* the ACK timer fired, or a sequence NAK reported a loss */
+	void (*on_loss)(struct blue_cc *cc, uint64_t now);
+	/* the algorithm's own timers; Return: the next deadline, 0 for none */
+	uint64_t (*on_timer)(struct blue_cc *cc, uint64_t now);
+};
+
+/* DCQCN's reaction-point state (runtime/cc_dcqcn.c). */
+struct blue_cc_dcqcn_state {
+	uint64_t rate_cur_kbps;		/* RC, kbit/s for resolution at low rates */
+	uint64_t rate_target_kbps;	/* RT */
+	uint32_t alpha;			/* 1/1024 */
+	uint32_t timer_steps;		/* T: rate-timer expiries since the last cut */
+	uint32_t byte_steps;		/* BC: byte-counter expiries since the last cut */
+	uint64_t bytes;			/* sent since the byte counter last expired */
+	uint64_t alpha_deadline_ns;
+	uint64_t rate_deadline_ns;
+	bool cnp_seen;			/* a CNP came in this alpha period */
+};
+
+/* The window's state (runtime/cc_window.c). */
+struct blue_cc_window_state {
+	uint64_t cwnd_milli;		/* cwnd in 1/1000 packets: AI adds fractions */
+	uint64_t last_cut_ns;		/* at most one cut per RTT */
+	uint64_t srtt_ns;
+};
+
+struct blue_cc {
+	const struct blue_cc_ops *ops;
+	struct blue_cc_params params;
+	struct blue_qp_ctx *live;	/* rate_mbps, alpha, cwnd, srtt_ns, cc_cuts ... */
+	uint64_t link_mbps;		/* the netdev's speed, for line_rate_mbps 0 */
+	uint64_t next_tx_ns;		/* pacing: when the next request packet may leave */
+	uint64_t timer_ns;		/* the algorithm's next deadline; 0: none */
+	uint64_t last_cnp_tx_ns;	/* receiver: when this QP last sent a CNP */
+	union {
+		struct blue_cc_dcqcn_state dcqcn;
+		struct blue_cc_window_state window;
+	} s;
+};
+
+extern const struct blue_cc_ops blue__cc_none_ops;
+extern const struct blue_cc_ops blue__cc_dcqcn_ops;
+extern const struct blue_cc_ops blue__cc_window_ops;
+
+/* The table for @algo (enum blue_cc_algo), NULL when out of range. */
+const struct blue_cc_ops *blue__cc_ops(uint32_t algo) __attribute__((visibility("hidden")));
+
+/* blue__cc_defaults() - the documented defaults of every parameter, algorithm @algo. */
+void blue__cc_defaults(struct blue_cc_params *p, uint32_t algo)
+	__attribute__((visibility("hidden")));
+
+#endif /* BLUE_RUNTIME_CC_H */
