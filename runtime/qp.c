@@ -180,6 +180,7 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 	live_clear(qp->live);
 	qp->live->type = BLUE_QPT_RC;
 	qp->live->local_ip = ctx->ip;
+	blue__retx_reset(qp);
 	blue__cc_reset(qp);
 	err = blue_hal_flow_bind(ctx->sock, qpn);
 	if (err) {
@@ -230,6 +231,8 @@ int blue_destroy_qp(struct blue_qp *qp)
 	ctx = qp->ctx;
 	/* ACKs the last pass held (progress.c ack_hold) go now: the peer waits for them */
 	blue__tx_flush(ctx);
+	/* the policy's fini may still write the live context: before the slot goes */
+	blue__retx_fini(qp);
 	/* stop steering first (RESET drops at XDP), then free the slot for others */
 	live_clear(qp->live);
 	blue_hal_flow_unbind(ctx->hal, qp->qpn);
@@ -249,7 +252,6 @@ int blue_destroy_qp(struct blue_qp *qp)
 	qp->recv_cq->nqp--;
 	blue__wq_fini(&qp->sq);
 	blue__wq_fini(&qp->rq);
-	blue__retx_fini(qp);
 	free(qp->sq_eng);
 	free(qp);
 	return 0;
