@@ -319,7 +319,6 @@ static void res_record(struct blue_qp *qp, const struct blue_pkt *p, uint32_t np
 static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 {
 	struct blue_qp_ctx *live = qp->live;
-	const struct blue_retx_ops *rx = qp->retx.ops;
 	struct blue_resp *r = &qp->resp;
 	enum blue_resp_state st = BLUE_RESP_CHECK_PSN;
 	uint8_t op = p->opcode, nak = 0;
@@ -351,9 +350,6 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 
 			st = d > 0 ? BLUE_RESP_SEQ_ERR : d < 0 ? BLUE_RESP_DUPLICATE :
 			     BLUE_RESP_CHECK_OP_SEQ;
-			/* the policy may take it (selective: kept for when the hole fills) */
-			if (d > 0 && rx->resp_ahead && rx->resp_ahead(qp, p))
-				st = BLUE_RESP_DONE;
 			if (d > 0)
 				qp->ctx->eng.st.rx_seq_err++;
 			else if (d < 0)
@@ -362,12 +358,15 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 		}
 
 		case BLUE_RESP_SEQ_ERR:
+			st = BLUE_RESP_DONE;
+			/* the policy may take it (selective: kept for when the hole fills) */
+			if (qp->retx.ops->resp_ahead && qp->retx.ops->resp_ahead(qp, p))
+				break;
 			/* one NAK per gap: the requester goes back N on the first */
 			if (live->last_nak_psn != live->rq_psn ||
 			    (live->last_nak_syndrome != BLUE_NAK_PSN_SEQ_ERR &&
 			     (live->last_nak_syndrome & BLUE_AETH_TYPE_MASK) != BLUE_AETH_RNR_NAK))
 				queue_nak(qp, BLUE_NAK_PSN_SEQ_ERR, live->rq_psn);
-			st = BLUE_RESP_DONE;
 			break;
 
 		case BLUE_RESP_DUPLICATE:
@@ -377,7 +376,8 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				 * Its ACK was lost, or is coming: say how far we got; unless
 				 * the policy answers (selective: where its hole is).
 				 */
-				if (!(rx->resp_duplicate && rx->resp_duplicate(qp, p)))
+				if (!(qp->retx.ops->resp_duplicate &&
+				      qp->retx.ops->resp_duplicate(qp, p)))
 					queue_ack(qp, AETH_ACK_NO_CREDIT,
 						  blue_psn_add(live->rq_psn, BLUE_PSN_MASK));
 			} else if (is_read) {
