@@ -67,15 +67,19 @@ struct blue_sr_resp {
 };
 
 /*
- * What a policy adds at each event of the IBA paths (comp.c, req.c, resp.c). An entry
- * left NULL adds nothing there and the IBA path goes on as it is (go-back-N leaves them
- * all NULL), so that a QP without a policy's extras pays no call for them. Every
- * function gets the QP: a policy works on struct blue_retx, and on the rest of the QP
- * only through the completer's, requester's and responder's named interfaces (comp.h,
+ * What a policy adds at each event of the IBA paths (comp.c, req.c, resp.c), shaped as
+ * congestion control's tables are (runtime/cc.h: name, init, the events; a table per
+ * policy, blue__retx_ops() to look one up). An entry left NULL adds nothing there and
+ * the IBA path goes on as it is (go-back-N leaves them all NULL, as cc's "none" does),
+ * so that a QP without a policy's extras pays no call for them. The events are named
+ * by the path and step that asks (comp_, req_, resp_), since most return a verdict that
+ * decides that path's next step, where cc's on_* only hear of an event. Every function
+ * gets the QP: a policy works on struct blue_retx, and on the rest of the QP only
+ * through the completer's, requester's and responder's named interfaces (comp.h,
  * req.h, resp.h) and the live context.
  */
 struct blue_retx_ops {
-	const char *name;	/* "go-back-n", "selective" */
+	const char *name;	/* "go-back-n", "selective": as blue_xfer --retx spells them */
 	/* the policy was chosen (QP create, RESET, blue_qp_set_retx()): start clean */
 	void (*init)(struct blue_qp *qp);
 	/* the policy is left (another chosen, RESET, destroy): forget and free its state */

@@ -13,6 +13,13 @@ static void sr_init(struct blue_qp *qp)
 	blue__sr_resp_drop(qp);
 }
 
+/* Leave nothing behind: the books forgotten, the held requests dropped, the buffer freed. */
+static void sr_fini(struct blue_qp *qp)
+{
+	blue__sr_req_reset(qp);
+	blue__sr_resp_fini(qp);
+}
+
 static bool sr_resp_holds(const struct blue_qp *qp)
 {
 	return qp->retx.resp.nheld != 0;
@@ -21,7 +28,7 @@ static bool sr_resp_holds(const struct blue_qp *qp)
 const struct blue_retx_ops blue__retx_sr_ops = {
 	.name = "selective",
 	.init = sr_init,
-	.fini = blue__sr_resp_fini,	/* the requester's books hold no memory */
+	.fini = sr_fini,
 	.resp_holds = sr_resp_holds,
 	.comp_rx = blue__sr_comp_rx,
 	.comp_timeout = blue__sr_timeout,
