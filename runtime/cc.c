@@ -31,6 +31,7 @@ const struct blue_cc_ops blue__cc_none_ops = {
 static const struct blue_cc_ops *const cc_tables[BLUE_CC__MAX] = {
 	[BLUE_CC_NONE] = &blue__cc_none_ops,
 	[BLUE_CC_DCQCN] = &blue__cc_dcqcn_ops,
+	[BLUE_CC_WINDOW] = &blue__cc_window_ops,
 };
 
 const struct blue_cc_ops *blue__cc_ops(uint32_t algo)
