@@ -21,6 +21,7 @@
 #include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
+#include "runtime/tune.h"
 
 uint64_t blue__now_ns(void)
 {
@@ -343,6 +344,7 @@ int blue__progress(struct blue_context *ctx)
 	eng->budget = BLUE_TX_PASS;
 	eng->st.passes++;
 	tx0 = eng->st.tx_frames;
+	blue__tune_check(ctx, &ctx->obs);	/* bluectl set: one word per pass */
 
 	got = rx_drain(ctx);
 	/*
