@@ -294,6 +294,9 @@ uint64_t blue_tune_request(struct blue_tune_entry *map, unsigned int idx, uint32
 		e->mask = 0;
 		e->req_qpn = qpn;
 	}
+	/* keys the engine refused last time are not asked again with the next ones */
+	if (__atomic_load_n(&e->applied_gen, __ATOMIC_ACQUIRE) == e->gen)
+		e->mask &= ~e->refused;
 	blue_tune_merge(&e->req, v, mask);
 	e->mask |= mask;
 	gen = __atomic_load_n(&e->gen, __ATOMIC_RELAXED) + 1;

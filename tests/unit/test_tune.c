@@ -267,6 +267,14 @@ Test(tune_engine, refusal_is_recorded_and_nothing_changes)
 	/* the congestion-control key of the same request was fine, and is applied */
 	blue_qp_query_cc(fx.a.qp, &p);
 	cr_assert_eq(p.dcqcn.g, 16);
+	/* the next request does not ask for the refused key again */
+	gen = request(&fx.a, 1 + blue_qpn_slot(qpn), qpn, (const char *[]){ "dcqcn.g=32", NULL });
+	rc_progress(&fx);
+	cr_assert_eq(e->applied_gen, gen);
+	cr_assert_eq(e->refused, 0, "a refused key was asked again: refused 0x%llx",
+		     (unsigned long long)e->refused);
+	blue_qp_query_cc(fx.a.qp, &p);
+	cr_assert_eq(p.dcqcn.g, 32);
 	rc_fx_fini(&fx);
 }
 

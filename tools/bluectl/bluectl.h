@@ -43,11 +43,22 @@ struct snap {
 	struct blue_diag_cfg diag;
 	struct blue_qp_ctx *qps;		/* the slots in use, sorted by peer, then QPN */
 	unsigned int nqps;
+	/* `bluectl set` changes applied (include/blue/tune.h): the interface's defaults,
+	 * and per slot the count of the QP its entry describes (0 for any other QP) */
+	uint64_t tune_changes;
+	uint64_t *tune_slot_changes;
+	__u32 *tune_slot_qpn;
 };
 
+/* How many `bluectl set` changes @q's engine applied to it. */
+uint64_t snap_tune_changes(const struct snap *s, const struct blue_qp_ctx *q);
 /* Read it all; 0, or 1 after saying why on stderr. */
 int snap_take(const char *ifname, struct snap *s);
 void snap_free(struct snap *s);
+/* The QP @qpn in @s, or NULL after saying on stderr what its slot holds (qp.c). */
+const struct blue_qp_ctx *snap_find_qp(const struct snap *s, __u32 qpn);
+/* A QPN argument (decimal or 0x-hex): 0, or EXIT_USAGE after saying why. */
+int qpn_parse(const char *arg, __u32 *qpn);
 struct jw;
 /* A command that shows one snapshot: @json_body inside a top-level JSON object with
  * --json, else @text on stdout. 0, or 1 when the snapshot could not be taken. */
@@ -152,6 +163,9 @@ int cmd_watch(const char *ifname, const struct opts *o);
 int cmd_metrics(const char *ifname, const struct opts *o);
 int cmd_diag(const char *what, const char *ifname, const struct opts *o);
 int cmd_drops(const char *ifname, const struct opts *o);
+/* bluectl set|get IFNAME [qp QPN] key=value... (tune.c); @args after IFNAME. */
+int cmd_set(const char *ifname, int argc, char **args, const struct opts *o);
+int cmd_get(const char *ifname, int argc, char **args, const struct opts *o);
 
 /* The pieces `watch` reuses. */
 void stats_print_text(const struct snap *s, FILE *f);
