@@ -69,6 +69,8 @@ uint64_t mono_ns(void);
 
 const char *qp_state_name(unsigned int s);
 const char *qp_type_name(unsigned int t);
+/* "none", "dcqcn", "window" (the names `bluectl set cc.algo=` takes), "?" (qpfields.c). */
+const char *cc_algo_name(unsigned int a);
 /* "a.b.c.d" of a network-order IPv4 address, in @buf (16 bytes). */
 const char *ip_str(uint32_t be_addr, char *buf);
 /* A histogram's count as the sum of its buckets (see blue__obs hist_add). */
@@ -106,6 +108,12 @@ enum qf_kind {
 	QF_STATE,
 	QF_TYPE,
 	QF_MTU,		/* IB MTU enum */
+	QF_CC_ALGO,	/* enum blue_cc_algo, by name */
+	QF_ONOFF,	/* 0/1 as off/on */
+	QF_MBPS,	/* Mbit/s; 0 unpaced */
+	QF_FRAC1024,	/* a fraction in 1/1024 */
+	QF_NS_US,	/* nanoseconds, shown in microseconds */
+	QF_PKTS,	/* a window in packets; 0 none */
 };
 
 enum qf_metric {
