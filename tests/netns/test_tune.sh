@@ -231,3 +231,44 @@ test_tune_refusals_and_bad_input() {
 		fail "the engine did not log the refused key and value"
 	kill -0 "$CPID" || { show_logs; fail "the client died"; }
 }
+
+# The congestion-control and tuning series over HTTP: valid Prometheus text, and the
+# values those of the QP context and the tune map.
+test_tune_metrics_scrape() {
+	tune_setup
+	local mpid port=9466
+	start_transfer
+	bluectl_b set "$IF_B" qp "$QPN" window.init_cwnd=24 >/dev/null
+	bluectl_b set "$IF_B" dcqcn.g=8 >/dev/null
+	ns_bg "$NS_B" mpid "$BLUECTL" metrics "$IF_B" --listen "127.0.0.1:$port" --max-requests 1 \
+		>"$OUT.srv" 2>&1
+	wait_for_line "$OUT.srv" '^serving' 5 "$mpid" || { cat "$OUT.srv"; fail "metrics server not up"; }
+	ns_exec "$NS_B" "$PY" -c '
+import sys, urllib.request
+r = urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=10)
+assert r.status == 200, r.status
+open(sys.argv[2], "wb").write(r.read())' "$port" "$OUT.body" || fail "scrape failed"
+	wait "$mpid" || fail "bluectl metrics exited $?"
+	"$PY" tests/lib/prom_check.py "$OUT.body" || fail "not valid Prometheus text"
+	bluectl_b --json qp show "$IF_B" "$QPN" >"$OUT.show"
+	"$PY" - "$OUT.body" "$OUT.show" "$QPN" <<'PYEOF' || fail "the CC series disagree with the QP context"
+import json, re, sys
+body, show, qpn = open(sys.argv[1]).read(), json.load(open(sys.argv[2])), sys.argv[3]
+def val(name, qp=True):
+    pat = r'^%s\{[^}]*qpn="%s"[^}]*\} (\S+)$' % (name, qpn) if qp else r"^%s(?:\{[^}]*\})? (\S+)$" % name
+    m = re.search(pat, body, re.M)
+    assert m, "no %s sample" % name
+    return float(m.group(1))
+# rate, window, RTT and CNPs, each in its base unit (bytes/s, packets, seconds)
+assert val("blue_qp_cc_algo") == show["cc_algo"]
+assert val("blue_qp_rate_bytes_per_second") == show["rate_mbps"] * 125000
+assert val("blue_qp_cwnd_packets") == show["cwnd"]
+assert val("blue_qp_dcqcn_alpha") == show["alpha"] / 1024
+assert abs(val("blue_qp_srtt_seconds") - show["srtt_ns"] * 1e-9) < 1e-6
+assert val("blue_qp_cnps_sent_total") <= show["cnp_sent"]
+assert val("blue_qp_cnps_received_total") <= show["cnp_rcvd"]
+assert val("blue_qp_tune_changes_total") == 1, val("blue_qp_tune_changes_total")
+assert val("blue_tune_changes_total", qp=False) >= 1
+print("CC and tune series agree with qp show for", qpn)
+PYEOF
+}
