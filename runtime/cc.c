@@ -35,13 +35,6 @@ void blue__cc_set_cwnd(struct blue_cc *cc, uint32_t pkts)
 		BLUE_PROBE4(cc_window, cc->live->qpn, old, pkts, cc->live->srtt_ns);
 }
 
-/* The receiver sent a CNP answering a CE-marked request of this QP's peer. */
-void blue__cc_cnp_sent(struct blue_cc *cc, uint32_t psn)
-{
-	cc->live->cnp_sent++;
-	BLUE_PROBE3(cnp_sent, cc->live->qpn, cc->live->peer_ip, psn);
-}
-
 static void none_init(struct blue_cc *cc, uint64_t now)
 {
 	(void)now;
