@@ -106,11 +106,8 @@ void blue__cc_defaults(struct blue_cc_params *p, uint32_t algo)
  * blue__cc_set_rate()/_set_cwnd() - what an algorithm calls to change live->rate_mbps
  * or live->cwnd: writes it and fires blue:cc_rate (qpn, old, new, target Mbit/s) or
  * blue:cc_window (qpn, old, new packets, srtt ns) when it changed.
- * blue__cc_cnp_sent() - the CNP path calls it per CNP sent: counts live->cnp_sent and
- * fires blue:cnp_sent (qpn, peer IPv4, PSN of the CE-marked packet).
  */
 void blue__cc_set_rate(struct blue_cc *cc, uint32_t mbps) __attribute__((visibility("hidden")));
 void blue__cc_set_cwnd(struct blue_cc *cc, uint32_t pkts) __attribute__((visibility("hidden")));
-void blue__cc_cnp_sent(struct blue_cc *cc, uint32_t psn) __attribute__((visibility("hidden")));
 
 #endif /* BLUE_RUNTIME_CC_H */
