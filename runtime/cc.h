@@ -78,11 +78,25 @@ struct blue_cc {
 	uint64_t next_tx_ns;		/* pacing: when the next request packet may leave */
 	uint64_t timer_ns;		/* the algorithm's next deadline; 0: none */
 	uint64_t last_cnp_tx_ns;	/* receiver: when this QP last sent a CNP */
+	/* the wire's own books (runtime/cc_wire.h) */
+	bool paced_wait;		/* the gate held a request: wake at next_tx_ns */
+	bool cnp_owed;			/* a CE came and its CNP found no frame: send next pass */
+	uint32_t cnp_psn;		/* the CE-marked request that CNP answers */
+	bool rtt_armed;			/* rtt_psn is timed (sent once, not yet acknowledged) */
+	uint32_t rtt_psn;		/* the PSN being timed (Karn: first transmissions only) */
+	uint64_t rtt_sent_ns;		/* when it left */
+	uint64_t rtt_samples;		/* RTT samples taken (for tests and traces) */
 	union {
 		struct blue_cc_dcqcn_state dcqcn;
 		struct blue_cc_window_state window;
 	} s;
 };
+
+/*
+ * What the CM picks when both peers offer both DCQCN and the window (cm_qp.c via
+ * blue__cc_choose()). DCQCN with ECN to start with; measurements may switch it.
+ */
+#define BLUE_CC_DEFAULT		BLUE_CC_DCQCN
 
 extern const struct blue_cc_ops blue__cc_none_ops;
 extern const struct blue_cc_ops blue__cc_dcqcn_ops;
@@ -110,5 +124,13 @@ const struct blue_cc_ops *blue__cc_ops(uint32_t algo) __attribute__((visibility(
 /* blue__cc_defaults() - the documented defaults of every parameter, algorithm @algo. */
 void blue__cc_defaults(struct blue_cc_params *p, uint32_t algo)
 	__attribute__((visibility("hidden")));
+
+/*
+ * blue__cc_set_rate()/_set_cwnd() - what an algorithm calls to change live->rate_mbps
+ * or live->cwnd: writes it and fires blue:cc_rate (qpn, old, new, target Mbit/s) or
+ * blue:cc_window (qpn, old, new packets, srtt ns) when it changed.
+ */
+void blue__cc_set_rate(struct blue_cc *cc, uint32_t mbps) __attribute__((visibility("hidden")));
+void blue__cc_set_cwnd(struct blue_cc *cc, uint32_t pkts) __attribute__((visibility("hidden")));
 
 #endif /* BLUE_RUNTIME_CC_H */
