@@ -31,7 +31,7 @@ static void export(struct blue_cc *cc)
 {
 	const struct blue_cc_window_state *s = &cc->s.window;
 
-	cc->live->cwnd = (uint32_t)(s->cwnd_milli / MILLI);
+	blue__cc_set_cwnd(cc, (uint32_t)(s->cwnd_milli / MILLI));
 }
 
 static void clamp(struct blue_cc *cc)
@@ -54,7 +54,7 @@ static void window_init(struct blue_cc *cc, uint64_t now)
 	s->last_cut_ns = 0;
 	s->cut_seen = false;
 	clamp(cc);
-	cc->live->rate_mbps = 0;
+	blue__cc_set_rate(cc, 0);
 	cc->live->alpha = 0;
 	cc->live->target_rate_mbps = 0;
 	cc->next_tx_ns = 0;
