@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/cc_wire.h"
 #include "runtime/log.h"
 #include "runtime/mr_copy.h"
 #include "runtime/probes.h"
@@ -109,6 +110,7 @@ bool blue__comp_retry_take(struct blue_qp *qp, enum blue_retx_reason reason, con
 	}
 	live->retry_left--;
 	live->retransmits++;
+	blue__cc_loss(qp);	/* on_loss (cc_rtt.c), under either retransmission policy */
 	BLUE_PROBE_RETX(qp->qpn, live->una_psn, reason, qp->req.psn_hi);
 	return true;
 }
@@ -117,10 +119,12 @@ bool blue__comp_retry_take(struct blue_qp *qp, enum blue_retx_reason reason, con
 void blue__comp_una_advance(struct blue_qp *qp, uint32_t psn)
 {
 	struct blue_qp_ctx *live = qp->live;
+	uint32_t old = live->una_psn;
 
-	if (blue_psn_diff(psn, live->una_psn) <= 0)
+	if (blue_psn_diff(psn, old) <= 0)
 		return;
 	live->una_psn = psn;
+	blue__cc_acked(qp, old, psn);	/* RTT sample, on_ack (cc_rtt.c) */
 	blue__comp_progress(qp);
 	live->rnr_left = qp->rnr_retry;
 	qp->comp.in_retry = false;

@@ -11,12 +11,14 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "runtime/cc_wire.h"
 #include "runtime/codec.h"
 #include "runtime/device.h"
 #include "runtime/log.h"
 #include "runtime/probes.h"
 #include "runtime/qp.h"
 #include "runtime/slot_owner.h"
+#include "runtime/tune.h"
 
 const char *blue__qp_state_str(unsigned int state)
 {
@@ -204,6 +206,7 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 	attr->cap.max_send_sge = sge;
 	attr->cap.max_recv_sge = qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->sq.max_inline;
+	blue__tune_qp_init(qp);	/* the interface's defaults (bluectl set IFNAME) */
 	qp->next = ctx->qps;
 	ctx->qps = qp;
 	ctx->qp_by_slot[blue_qpn_slot(qpn)] = qp;
@@ -234,6 +237,7 @@ int blue_destroy_qp(struct blue_qp *qp)
 	/* the policy's fini may still write the live context: before the slot goes */
 	blue__retx_fini(qp);
 	/* stop steering first (RESET drops at XDP), then free the slot for others */
+	blue__tune_qp_gone(qp);
 	live_clear(qp->live);
 	blue_hal_flow_unbind(ctx->hal, qp->qpn);
 	blue__slot_disown(ctx->slot_fd, blue_qpn_slot(qp->qpn));
@@ -447,6 +451,7 @@ static void qp_reset(struct blue_qp *qp)
 	blue__comp_reset(qp);
 	blue__retx_reset(qp);
 	blue__cc_reset(qp);
+	blue__tune_qp_init(qp);
 }
 
 int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
@@ -535,6 +540,8 @@ int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
 		live->sq_psn = live->una_psn = qp->init_sq_psn;
 		qp->req.psn_hi = qp->init_sq_psn;
 	}
+	if (next == BLUE_QPS_RTS && cur == BLUE_QPS_RTR)
+		blue__cc_at_rts(qp);	/* BLUE_CC, and the algorithm's (re)start */
 	if (next != cur)
 		BLUE_PROBE3(qp_state, qp->qpn, cur, next);
 	__atomic_store_n(&live->state, (uint8_t)next, __ATOMIC_RELEASE);
@@ -594,7 +601,7 @@ void blue__qp_pkt(const struct blue_qp *qp, struct blue_pkt *p, uint8_t opcode, 
 	memcpy(p->src_mac, qp->ctx->mac, 6);
 	p->saddr = live->local_ip;
 	p->daddr = live->peer_ip;
-	p->tos = qp->ah.traffic_class;
+	p->tos = blue__cc_tos(live, qp->ah.traffic_class, opcode);
 	if (qp->ah.hop_limit)
 		p->ttl = qp->ah.hop_limit;
 	p->sport = blue_udp_sport(qp->qpn, live->peer_qpn);

@@ -64,6 +64,7 @@ struct blue_qp {
 	struct blue_comp comp;
 	struct blue_retx retx;		/* policy table, timer formula, selective-retx state */
 	struct blue_cc cc;		/* congestion control (runtime/cc.h) */
+	uint64_t tune_gen;		/* the gen of its tune entry it last applied (tune.h) */
 };
 
 /* The path MTU in bytes (from the live context). */

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/cc_wire.h"
 #include "runtime/log.h"
 #include "runtime/probes.h"
 #include "runtime/progress.h"
@@ -205,6 +206,7 @@ static void hole_nak(struct blue_qp *qp, uint32_t psn, uint32_t n)
 		want(qp, blue_psn_add(psn, i));
 	if (s->pending && !had) {
 		qp->live->retransmits++;
+		blue__cc_loss(qp);	/* a hole is a loss, as a sequence NAK is */
 		BLUE_PROBE_RETX(qp->qpn, psn, BLUE_RETX_NAK, blue_psn_add(psn, n));
 	}
 	advance(qp);
