@@ -2,13 +2,12 @@
 /*
  * The bottleneck switch's ECN marker and tail drop, test and bench equipment: tc
  * clsact egress on the switch's receiver-facing port, in front of the tbf qdisc that
- * paces that port. What it models and why is in include/blue/switch.h.
+ * paces that port; include/blue/switch.h says why it reads tbf's backlog.
  *
- * Per packet: drain the modelled queue to now, then one decision on the depth the
- * packet finds there (the queue it joins, as a switch's egress queue length at
- * enqueue):
+ * Per packet, one decision on the depth the packet finds (the bytes tbf holds: the
+ * queue it joins, as a switch's egress queue length at enqueue):
  *	depth + len > buffer		tail drop (TC_ACT_SHOT), counted
- *	else				enqueue (depth += len); RED on depth:
+ *	else				on to tbf; RED on depth:
  *	   depth <= kmin		no mark
  *	   kmin < depth <= kmax		mark with probability pmax * (depth-kmin)/(kmax-kmin)
  *	   depth > kmax			mark
@@ -19,6 +18,7 @@
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/pkt_cls.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
 
@@ -49,6 +49,43 @@ struct {
 	__type(key, __u32);
 	__type(value, struct blue_sw_sample);
 } sw_ring SEC(".maps");
+
+/*
+ * The few kernel fields read, relocated against the running kernel's BTF (CO-RE): the
+ * port's root qdisc and its byte backlog. tbf keeps its own qstats (it is not a
+ * lockless qdisc), updated at every enqueue and dequeue.
+ */
+struct gnet_stats_queue___sw {
+	__u32 qlen;
+	__u32 backlog;
+} __attribute__((preserve_access_index));
+
+struct Qdisc___sw {
+	struct gnet_stats_queue___sw qstats;
+} __attribute__((preserve_access_index));
+
+struct net_device___sw {
+	struct Qdisc___sw *qdisc;
+} __attribute__((preserve_access_index));
+
+struct sk_buff___sw {
+	struct net_device___sw *dev;
+} __attribute__((preserve_access_index));
+
+extern void *bpf_cast_to_kern_ctx(void *) __ksym;
+
+/* The bytes queued in @ctx's device's root qdisc now (0 without one). */
+static __always_inline __u64 queue_depth(struct __sk_buff *ctx)
+{
+	struct sk_buff___sw *skb = bpf_cast_to_kern_ctx(ctx);
+	struct net_device___sw *dev = skb->dev;
+	struct Qdisc___sw *q;
+
+	if (!dev)
+		return 0;
+	q = dev->qdisc;
+	return q ? q->qstats.backlog : 0;
+}
 
 /* What the locked step decided, for the work done after the lock (no helpers inside). */
 enum sw_verdict {
@@ -102,20 +139,14 @@ static __always_inline void record_depth(struct blue_sw_state *st, __u64 slot, _
 }
 
 /*
- * The locked step: drain, decide, account. @ecn is the packet's codepoint, or -1 for a
- * non-IPv4 frame. Runs under st->lock, so it calls no helpers.
+ * The locked step: decide on @depth and account. @ecn is the packet's codepoint, or -1
+ * for a non-IPv4 frame. Runs under st->lock, so it calls no helpers.
  */
 static __always_inline enum sw_verdict queue_step(struct blue_sw_state *st,
-						  const struct blue_sw_cfg *c, __u64 now,
+						  const struct blue_sw_cfg *c, __u64 depth,
 						  __u64 slot, __u32 len, int ecn, __u32 rnd,
 						  struct blue_sw_sample *flush)
 {
-	__u64 depth;
-
-	st->backlog_scaled = blue_sw_drain(st->backlog_scaled, st->last_ns, now, c->rate_bps);
-	if (now > st->last_ns)
-		st->last_ns = now;
-	depth = st->backlog_scaled / BLUE_SW_NS;
 	record_depth(st, slot, depth, flush);
 	if (depth > st->max_depth)
 		st->max_depth = depth;
@@ -127,7 +158,6 @@ static __always_inline enum sw_verdict queue_step(struct blue_sw_state *st,
 			st->min_drop_depth = depth;
 		return SW_DROP;
 	}
-	st->backlog_scaled += (__u64)len * BLUE_SW_NS;
 	st->pkts++;
 	st->bytes += len;
 	if (ecn == ECN_CE)
@@ -187,7 +217,7 @@ int switch_ecn(struct __sk_buff *skb)
 	enum sw_verdict v;
 	struct iphdr *iph;
 	__u32 key = 0, rnd;
-	__u64 now, slot;
+	__u64 now, slot, depth;
 	int ecn;
 
 	cfgp = bpf_map_lookup_elem(&sw_cfg, &key);
@@ -195,17 +225,18 @@ int switch_ecn(struct __sk_buff *skb)
 	if (!cfgp || !st)
 		return TC_ACT_OK;
 	c = *cfgp;
-	/* not configured yet: a plain port (blue_switch config sets a rate) */
-	if (!c.rate_bps)
+	/* not configured yet: a plain port (blue_switch config sets a buffer) */
+	if (!c.buffer_bytes)
 		return TC_ACT_OK;
 	iph = pkt_ipv4(skb);
 	ecn = iph ? (iph->tos & ECN_MASK) : -1;
 	now = bpf_ktime_get_ns();
 	slot = (now > c.epoch_ns ? (now - c.epoch_ns) / BLUE_SW_SLOT_NS : 0) + 1;
 	rnd = bpf_get_prandom_u32();
+	depth = queue_depth(skb);
 
 	bpf_spin_lock(&st->lock);
-	v = queue_step(st, &c, now, slot, skb->len, ecn, rnd, &flush);
+	v = queue_step(st, &c, depth, slot, skb->len, ecn, rnd, &flush);
 	bpf_spin_unlock(&st->lock);
 
 	flush_slot(&flush);

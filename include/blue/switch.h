@@ -4,19 +4,21 @@
  * maps shared by bpf/switch_ecn.bpf.c and tools/blue_switch.c.
  *
  * The switch is a namespace whose receiver-facing port carries a tbf qdisc at the
- * bottleneck rate and, on clsact egress in front of it, switch_ecn. tbf is the queue
- * that really holds and paces packets; a tc program cannot read its backlog, so
- * switch_ecn keeps a model of it: a virtual queue that every packet joins and that
- * drains at the configured rate (the rate tbf is given). On that modelled depth it
+ * bottleneck rate (tbf holds and paces the packets: it is the queue) and, on clsact
+ * egress in front of it, switch_ecn. For each packet switch_ecn reads the depth of that
+ * very queue, tbf's own backlog in bytes (the port's root qdisc, skb->dev->qdisc, read
+ * through BTF), and on the depth the packet finds
+ *  - tail-drops a packet that would take it above buffer_bytes (tbf's own limit is set
+ *    above the buffer and is never hit), so drops are exact and counted here;
  *  - marks CE, RED-style: probability 0 at depth <= kmin, rising linearly to pmax at
  *    kmax, 1 above kmax (DCQCN deployments set their switches' WRED/ECN this way);
  *    only ECT(0)/ECT(1) packets, never Not-ECT (those pass unmarked, as on switches
  *    with ECN marking but WRED drop off), with the IPv4 header checksum fixed;
- *  - tail-drops a packet that would take the depth above buffer_bytes, so drops are
- *    exact and counted here (tbf's own limit is set above the buffer and never hit);
- *  - records the maximum depth per BLUE_SW_SLOT_NS slot into a ring (the record that
+ *  - records the largest depth per BLUE_SW_SLOT_NS slot into a ring (the record that
  *    cc-bench turns into queue-delay percentiles).
- * tests/netns/test_switch.sh checks the model against tbf's real backlog and drops.
+ * The depth is read before the packet is enqueued and without tbf's lock, so packets
+ * from several CPUs at once each see the queue without the others: it can run over the
+ * buffer by a packet per other CPU, which tbf's limit leaves room for.
  */
 #ifndef BLUE_SWITCH_H
 #define BLUE_SWITCH_H
@@ -24,14 +26,8 @@
 #include <linux/bpf.h>
 #include <linux/types.h>
 
-/* Limits blue_switch enforces on a configuration (the model relies on them). */
-#define BLUE_SW_RATE_MIN_BPS	1000000ull		/* 1 Mbit/s */
-#define BLUE_SW_RATE_MAX_BPS	40000000000ull		/* 40 Gbit/s: rate * 1 s fits 63 bits */
-/*
- * At most one second of the rate: then a gap of a second or more empties the queue,
- * and the drain (elapsed ns * bytes per second) never needs more than 63 bits.
- */
 #define BLUE_SW_NS		1000000000ull
+#define BLUE_SW_BUFFER_MAX	(64u << 20)	/* 64 MiB */
 
 /* One record slot: 100 us, 262144 slots = 26.2 s of history in a ring. */
 #define BLUE_SW_SLOT_NS		100000ull
@@ -41,8 +37,7 @@
 
 /* The one entry of the "sw_cfg" array map; written by blue_switch, read per packet. */
 struct blue_sw_cfg {
-	__u64	rate_bps;	/* drain rate, bits/s of skb->len (what tbf meters) */
-	__u32	buffer_bytes;	/* tail drop above this depth */
+	__u32	buffer_bytes;	/* tail drop above this depth; 0: not configured, pass all */
 	__u32	kmin_bytes;
 	__u32	kmax_bytes;
 	__u32	pmax;		/* mark probability at kmax, in 1/2^32 (0xffffffff ~ 1) */
@@ -50,19 +45,16 @@ struct blue_sw_cfg {
 	__u32	pad;
 	__u64	epoch_ns;	/* CLOCK_MONOTONIC of the last reset: record times are from it */
 };
-_Static_assert(sizeof(struct blue_sw_cfg) == 40, "blue_sw_cfg layout changed");
+_Static_assert(sizeof(struct blue_sw_cfg) == 32, "blue_sw_cfg layout changed");
 
 /*
- * The one entry of the "sw_state" array map: the modelled queue and the counters, all
- * under one lock, since packets arrive on every CPU (each sender's veth runs its NAPI
- * on the sender's CPU) and the queue is one.
+ * The one entry of the "sw_state" array map: the counters and the record slot being
+ * filled, under one lock, since packets arrive on every CPU (each sender's veth runs
+ * its NAPI on the sender's CPU).
  */
 struct blue_sw_state {
 	struct bpf_spin_lock lock;
 	__u32	pad;
-	/* depth in bytes * BLUE_SW_NS: draining dt ns at R bytes/s is exact (dt * R) */
-	__u64	backlog_scaled;
-	__u64	last_ns;	/* time the backlog was last drained to */
 	__u64	pkts;		/* enqueued (passed on to tbf) */
 	__u64	bytes;
 	__u64	marked;		/* ECT -> CE */
@@ -78,7 +70,7 @@ struct blue_sw_state {
 	__u64	cur_slot;	/* slot number + 1 (0: none yet) */
 	__u64	cur_max;
 };
-_Static_assert(sizeof(struct blue_sw_state) == 128, "blue_sw_state layout changed");
+_Static_assert(sizeof(struct blue_sw_state) == 112, "blue_sw_state layout changed");
 
 /*
  * One entry of the "sw_ring" array map, index slot % BLUE_SW_RING_SLOTS: the largest
@@ -90,26 +82,5 @@ struct blue_sw_sample {
 	__u64	max_depth;
 };
 _Static_assert(sizeof(struct blue_sw_sample) == 16, "blue_sw_sample layout changed");
-
-/*
- * blue_sw_drain() - the modelled backlog (bytes * BLUE_SW_NS) left at @now_ns of
- * @backlog_scaled at @last_ns, drained at @rate_bps. Time that runs backwards (@now_ns
- * read on another CPU before that CPU took the lock) drains nothing. The switch program
- * and blue_switch's "depth now" both use it, so the two agree.
- */
-static inline __u64 blue_sw_drain(__u64 backlog_scaled, __u64 last_ns, __u64 now_ns,
-				  __u64 rate_bps)
-{
-	__u64 dt, out;
-
-	if (now_ns <= last_ns)
-		return backlog_scaled;
-	dt = now_ns - last_ns;
-	/* the buffer is at most one second of the rate: a second empties it */
-	if (dt >= BLUE_SW_NS)
-		return 0;
-	out = dt * (rate_bps / 8);
-	return out >= backlog_scaled ? 0 : backlog_scaled - out;
-}
 
 #endif
