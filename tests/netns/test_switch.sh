@@ -212,3 +212,60 @@ test_switch_not_ect_never_marked() {
 	[ "$(rx_ecn InCEPkts)" -eq 0 ] || fail "CE arrived"
 	[ "$(rx_ecn InNoECTPkts)" -eq "$(switch_stat pkts)" ] || fail "receiver count"
 }
+
+# RoCEv2 through the switch, as the congestion-control tests and the bench use it: blue
+# attached on a sender and the receiver (1500-byte links, switch_setup's default),
+# rc_smoke (SEND, WRITE, READ, atomics; every byte compared) passes through the
+# bottleneck at 500 Mbit/s with marking on, and the switch saw the RoCEv2 frames.
+test_switch_carries_rocev2() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root"
+	local smoke=$PWD/$B/tests/netns/rc_smoke srv cli spid rc=0
+	BLUECTL=$PWD/$B/bin/bluectl
+	need_bins "$smoke" "$BLUECTL" "$SW_BIN"
+	switch_setup 1 10.203.8
+	switch_set --rate 500M --buffer 256K --kmin 32K --kmax 128K --pmax 0.2 --mark on
+	switch_reset
+	blue_attach "$SW_NS_R" "$SW_IF_R" >/dev/null || fail "attach $SW_IF_R"
+	blue_attach "${SW_NS_S[1]}" "${SW_IF_S[1]}" >/dev/null || fail "attach ${SW_IF_S[1]}"
+	srv=$(mktemp) cli=$(mktemp)
+	on_exit "rm -f $srv $cli"
+	ns_bg "$SW_NS_R" spid timeout 60 "$smoke" server "$SW_IF_R" --timeout-ms 20000 >"$srv" 2>&1
+	wait_for_line "$srv" '^READY' 10 "$spid" || { cat "$srv"; fail "rc_smoke server not ready"; }
+	ns_exec "${SW_NS_S[1]}" timeout 60 "$smoke" client "${SW_IF_S[1]}" "$SW_IP_R" \
+		--timeout-ms 20000 >"$cli" 2>&1 || rc=$?
+	wait "$spid" || true
+	grep -v '^ok ' "$cli" | tail -5
+	[ "$rc" -eq 0 ] && grep -q '^RESULT PASS$' "$cli" || { cat "$srv"; fail "rc_smoke client exit $rc"; }
+	grep -q '^RESULT PASS$' "$srv" || { cat "$srv"; fail "rc_smoke server"; }
+	switch_stats | grep -E '^(pkts|bytes|marked|dropped|max_depth) '
+	# the CM's TCP and every RoCEv2 request went through the switch port
+	[ "$(switch_stat pkts)" -gt 50 ] || fail "the switch saw $(switch_stat pkts) frames"
+	[ "$(switch_stat dropped)" -eq 0 ] || fail "drops on an uncongested run"
+}
+
+# The tool names what is wrong: a bad option, thresholds out of order, a port without
+# the switch; and detach removes its pins.
+test_switch_tool_errors() {
+	sws_setup
+	local out dir
+	out=$(ns_exec "$SW_NS" "$SW_BIN" config "$SW_PORT_R" --buffer 100K --kmin 50K --kmax 20K 2>&1) &&
+		fail "kmin > kmax accepted"
+	echo "$out"
+	grep -q -- '--kmin (51200) <= --kmax (20480)' <<<"$out" || fail "unclear: $out"
+	out=$(ns_exec "$SW_NS" "$SW_BIN" config "$SW_PORT_R" --pmax 2 2>&1) && fail "pmax 2 accepted"
+	grep -q -- '--pmax 2' <<<"$out" || fail "unclear: $out"
+	out=$(ns_exec "$SW_NS" "$SW_BIN" config "$SW_PORT_R" --mark maybe 2>&1) && fail "--mark maybe accepted"
+	grep -q -- '--mark maybe' <<<"$out" || fail "unclear: $out"
+	out=$(ns_exec "$SW_NS" "$SW_BIN" stats "${SW_PORT_S[1]}" 2>&1) && fail "stats of a bare port"
+	grep -q "attached to ${SW_PORT_S[1]}" <<<"$out" || fail "unclear: $out"
+	out=$(ns_exec "$SW_NS" "$SW_BIN" attach "$SW_PORT_R" 2>&1) && fail "attached twice"
+	grep -q "attached to $SW_PORT_R already" <<<"$out" || fail "unclear: $out"
+	out=$(switch_set --rate 3x --buffer 1M 2>&1) && fail "rate 3x accepted"
+	grep -q -- '--rate 3x' <<<"$out" || fail "unclear: $out"
+	dir=$(ns_exec "$SW_NS" "$SW_BIN" pin-dir "$SW_PORT_R")
+	[ -e "$dir/sw_cfg" ] || fail "no pins in $dir"
+	ns_exec "$SW_NS" "$SW_BIN" detach "$SW_PORT_R" || fail "detach"
+	[ ! -e "$dir" ] || fail "$dir left after detach"
+	tc -n "$SW_NS" filter show dev "$SW_PORT_R" egress | grep -q bpf && fail "filter left after detach"
+	true
+}
