@@ -133,11 +133,12 @@ switch_set() {
 	fi
 	buf=$(switch_stat buffer_bytes)
 	[ "$buf" -gt 0 ] || { echo "switch_set: no --buffer given yet" >&2; return 1; }
-	burst=$((SW_RATE_BPS / 8 * SW_TBF_BURST_US / 1000000))
+	burst=$((SW_RATE_BPS * SW_TBF_BURST_US / 8000000))
 	[ "$burst" -ge 3028 ] || burst=3028
 	[ "$burst" -ge "${SW_MTU:-1500}" ] || burst=$((2 * ${SW_MTU:-1500} + 28))
 	tc -n "$SW_NS" qdisc replace dev "$SW_PORT_R" root tbf rate "${SW_RATE_BPS}bit" \
 		burst "$burst" limit $((buf + SW_TBF_SLACK))
+	# shellcheck disable=SC2034 # for the callers
 	SW_TBF_BURST=$burst
 }
 
