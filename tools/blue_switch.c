@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * blue_switch: the bottleneck switch's control tool (test and bench equipment). It puts
- * bpf/switch_ecn.bpf.c on clsact egress of a port, configures its marking and tail drop, and reads
- * back its counters and its queue-depth record. The tbf qdisc that holds and paces the
+ * bpf/switch_ecn.bpf.c on clsact egress of a port, configures its marking and tail
+ * drop, and reads back its counters and its queue-depth record. The tbf qdisc that holds and paces the
  * port's queue (the rate) is set with tc by tests/lib/switch.sh; what the program does
  * with tbf's backlog is in include/blue/switch.h.
  *
