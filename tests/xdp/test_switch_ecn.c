@@ -7,7 +7,9 @@
  *
  * A real queue is held still: in a private network namespace a veth carries a tbf at
  * 1 kbit/s, and HELD frames are sent into it from an AF_PACKET socket; the first leaves
- * on the bucket's initial tokens, the rest wait (the next would need ~8 s of tokens).
+ * on the bucket's initial tokens, the rest wait: the 100 bytes of tokens left need 7.2 s
+ * more before the next can go (a 1600-byte bucket let the second out after 3.2 s, within
+ * a test on a loaded machine, and the held depth moved under it).
  * BPF_PROG_RUN with that veth's ifindex gives the program skb->dev = the veth, so every
  * run finds that backlog, which `tc -s qdisc` reads back too. The rows then move Kmin,
  * Kmax and the buffer around the held depth.
@@ -98,7 +100,7 @@ static void setup(void)
 			    "net.ipv6.conf.all.disable_ipv6=1 && "
 			    "ip link add swq0 type veth peer name swq1 && "
 			    "ip link set swq0 up && ip link set swq1 up && "
-			    "tc qdisc add dev swq0 root tbf rate 1kbit burst 1600 limit 1000000"),
+			    "tc qdisc add dev swq0 root tbf rate 1kbit burst 1100 limit 1000000"),
 		     0, "veth + tbf in the private namespace");
 	q_ifindex = (int)if_nametoindex("swq0");
 	cr_assert(q_ifindex > 0);
