@@ -30,8 +30,9 @@ static void export(struct blue_cc *cc)
 {
 	const struct blue_cc_window_state *s = &cc->s.window;
 
-	cc->live->cwnd = (uint32_t)(s->cwnd_milli / MILLI);
 	cc->live->srtt_ns = (uint32_t)(s->srtt_ns > UINT32_MAX ? UINT32_MAX : s->srtt_ns);
+	/* through the helper: each change is one blue:cc_window probe */
+	blue__cc_set_cwnd(cc, (uint32_t)(s->cwnd_milli / MILLI));
 }
 
 static void clamp(struct blue_cc *cc)
@@ -55,7 +56,7 @@ static void window_init(struct blue_cc *cc, uint64_t now)
 	s->last_cut_ns = 0;
 	s->cut_seen = false;
 	clamp(cc);
-	cc->live->rate_mbps = 0;
+	blue__cc_set_rate(cc, 0);
 	cc->live->alpha = 0;
 	cc->live->target_rate_mbps = 0;
 	cc->next_tx_ns = 0;

@@ -140,7 +140,8 @@ test_tune_switch_algorithm_mid_transfer() {
 	tune_setup
 	local rate cw
 	start_transfer
-	if set_or_unsupported "$IF_B" qp "$QPN" cc.algo=dcqcn dcqcn.line_rate_mbps=200; then
+	if set_or_unsupported "$IF_B" qp "$QPN" cc.algo=dcqcn dcqcn.line_rate_mbps=200 \
+		dcqcn.rhai_mbps=100; then
 		[ "$(live "$QPN" cc_algo)" = 1 ] || fail "live cc_algo is not DCQCN"
 		[ "$(live "$QPN" rate_mbps)" = 200 ] || fail "live rate_mbps $(live "$QPN" rate_mbps), want 200"
 		rate=$(tx_rate_mbps "$QPN" 1)
