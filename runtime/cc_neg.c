@@ -101,7 +101,14 @@ int blue__cc_use(struct blue_qp *qp, uint32_t algo)
 
 	if (qp->cc.params.algo == algo && qp->cc.ops == blue__cc_ops(algo))
 		return 0;	/* already: keep parameters someone set */
-	blue__cc_defaults(&p, algo);
+	/*
+	 * Only the algorithm, and ECN with it as blue__cc_defaults() pairs them: the
+	 * parameters are what the QP has, the documented defaults or what `bluectl set
+	 * IFNAME` made the interface's (runtime/tune.c gave them at creation).
+	 */
+	p = qp->cc.params;
+	p.algo = algo;
+	p.ecn = algo == BLUE_CC_DCQCN;
 	return blue_qp_set_cc(qp, &p);
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <blue/tune.h>
 
+#include "runtime/cc_wire.h"
 #include "runtime/device.h"
 #include "runtime/qp.h"
 #include "runtime/tune.h"
@@ -410,5 +411,36 @@ Test(tune_engine, switching_algorithms_moves_rate_and_window)
 	cr_assert_eq(e->err, EINVAL);
 	cr_assert_eq(fx.a.qp->live->cwnd, 24, "a refused change moved the window");
 	cr_assert_eq(e->changes, 3);
+	rc_fx_fini(&fx);
+}
+
+/* The CM's choice of algorithm (blue__cc_use at connect) keeps the parameters the
+ * interface's defaults gave the QP: only the algorithm, and ECN with it, change. */
+Test(tune_engine, cm_choice_keeps_tuned_parameters)
+{
+	struct blue_cc_params p;
+	struct blue_qp *qp1, *qp2;
+	struct rc_opts o;
+	struct rc_fx fx;
+
+	rc_opts_default(&o);
+	rc_fx_init(&fx, &o);
+	request(&fx.a, 0, 0, (const char *[]){ "dcqcn.g=8", "window.init_cwnd=24", NULL });
+	rc_progress(&fx);
+	qp1 = fx.a.qp;
+	qp2 = rc_qp_create(&fx, &fx.a);
+	fx.a.qp = qp1;
+	cr_assert_eq(blue__cc_use(qp2, BLUE_CC_DCQCN), 0);
+	blue_qp_query_cc(qp2, &p);
+	cr_assert_eq(p.algo, BLUE_CC_DCQCN);
+	cr_assert_eq(p.ecn, 1, "DCQCN chosen without ECN");
+	cr_assert_eq(p.dcqcn.g, 8, "the CM's choice reset the tuned dcqcn.g to %u", p.dcqcn.g);
+	cr_assert_eq(p.window.init_cwnd, 24);
+	cr_assert_eq(qp_entry(&fx.a, qp2)->eff.cc.algo, BLUE_CC_DCQCN);
+	cr_assert_eq(blue__cc_use(qp2, BLUE_CC_NONE), 0);
+	blue_qp_query_cc(qp2, &p);
+	cr_assert_eq(p.ecn, 0);
+	cr_assert_eq(p.dcqcn.g, 8);
+	cr_assert_eq(blue_destroy_qp(qp2), 0);
 	rc_fx_fini(&fx);
 }
