@@ -138,7 +138,10 @@ print("get --json:", len(v), "keys")' || fail "get --json"
 
 test_tune_switch_algorithm_mid_transfer() {
 	tune_setup
-	local rate cw base line
+	local rate cw base line bpid bt dcqcn=0 window=0
+	bt=$(mktemp)
+	on_exit "rm -f $bt"
+	bt_start bpid "$bt" "$TRACE/cc.bt" "$XFER"
 	start_transfer
 	# the pacer has to show against what the link does unpaced here: 200 Mbit/s when
 	# that is well below the unpaced rate, else a quarter of it (a loaded machine)
@@ -149,6 +152,7 @@ test_tune_switch_algorithm_mid_transfer() {
 	if set_or_unsupported "$IF_B" qp "$QPN" cc.algo=dcqcn dcqcn.line_rate_mbps=$line \
 		dcqcn.rhai_mbps=$line dcqcn.rai_mbps=$(( line < 40 ? line : 40 )) \
 		dcqcn.min_rate_mbps=$(( line < 10 ? line : 10 )); then
+		dcqcn=1
 		[ "$(live "$QPN" cc_algo)" = 1 ] || fail "live cc_algo is not DCQCN"
 		[ "$(live "$QPN" rate_mbps)" = "$line" ] ||
 			fail "live rate_mbps $(live "$QPN" rate_mbps), want $line"
@@ -165,6 +169,7 @@ test_tune_switch_algorithm_mid_transfer() {
 		echo "part skipped: DCQCN is not in this tree (cc-algo/cc-wire)"
 	fi
 	if set_or_unsupported "$IF_B" qp "$QPN" cc.algo=window; then
+		window=1
 		cw=$(live "$QPN" cwnd)
 		[ "$cw" -gt 0 ] || fail "window: cwnd $cw"
 		[ "$(live "$QPN" rate_mbps)" = 0 ] || fail "window: rate_mbps not 0"
@@ -177,6 +182,13 @@ test_tune_switch_algorithm_mid_transfer() {
 		"$PY" -c 'import json, sys; print(["none", "dcqcn", "window"][json.load(sys.stdin)["cc_algo"]])')" ] \
 		|| fail "get and the live context disagree on the algorithm"
 	kill -0 "$CPID" || { show_logs; fail "the client died"; }
+	# cc.bt saw the rate set and the window open, on this QP
+	sleep 0.2
+	bt_stop "$bpid" "$bt"
+	[ "$dcqcn" = 0 ] || grep -qE "^[0-9]+ +[0-9]+ +$QPN +rate +0 -> $line Mbit/s" "$bt" ||
+		fail "cc.bt: no rate line 0 -> $line for $QPN"
+	[ "$window" = 0 ] || grep -qE "^[0-9]+ +[0-9]+ +$QPN +window +0 -> [1-9][0-9]* pkts" "$bt" ||
+		fail "cc.bt: no window line for $QPN"
 }
 
 test_tune_interface_defaults() {
