@@ -66,8 +66,7 @@ struct blue_cc_dcqcn_state {
 /* The window's state (runtime/cc_window.c). */
 struct blue_cc_window_state {
 	uint64_t cwnd_milli;		/* cwnd in 1/1000 packets: AI adds fractions */
-	uint64_t last_cut_ns;		/* at most one cut per RTT */
-	uint64_t srtt_ns;
+	uint64_t last_cut_ns;		/* at most one cut per RTT (live->srtt_ns) */
 	bool cut_seen;			/* last_cut_ns holds a cut */
 };
 
