@@ -680,3 +680,47 @@ Test(cc_wire, cm_negotiates_cc)
 		rc_fx_fini(&fx);
 	}
 }
+
+/* ---- end to end with the real algorithms ------------------------------------------------ */
+
+Test(cc_wire, dcqcn_end_to_end_cuts_on_ce)
+{
+	const uint32_t all = BLUE_CM_CAP_DCQCN | BLUE_CM_CAP_WINDOW_CC;
+	struct rc_fx fx;
+	struct mem m;
+	struct rec ra = { .mark_ce = true }, rb = { 0 };
+
+	cr_assert_eq(blue__cc_caps_built() & all, all, "both algorithms are built");
+	cm_connect(&fx, all, all);
+	cr_assert_eq(fx.a.qp->live->cc_algo, BLUE_CC_DCQCN);
+	cr_assert_eq(fx.b.qp->live->cc_algo, BLUE_CC_DCQCN);
+	mem_init(&m, &fx.a, &fx.b, 64 * KiB);
+	blue_hal_loopback_set_filter(fx.a.hal, record, &ra);
+	blue_hal_loopback_set_filter(fx.b.hal, record, &rb);
+	write_ok(&fx, &m, 1, 64 * KiB);
+	cr_assert_gt(fx.b.qp->live->cnp_sent, 0, "B answered the CE marks");
+	cr_assert_eq(fx.a.qp->live->cnp_rcvd, fx.b.qp->live->cnp_sent);
+	cr_assert_gt(fx.a.qp->live->cc_cuts, 0, "DCQCN cut A's rate on the CNPs");
+	cr_assert_eq(fx.a.qp->live->ecn, 1);
+	for (int i = 0; i < ra.n; i++)
+		cr_assert_eq(ra.f[i].tos & BLUE_ECN_MASK, BLUE_ECN_CE, "every request was ECT");
+	mem_fini(&m);
+	rc_fx_fini(&fx);
+}
+
+Test(cc_wire, window_alone_against_a_peer_that_offers_nothing)
+{
+	struct rc_fx fx;
+	struct mem m;
+
+	cm_connect(&fx, BLUE_CM_CAP_WINDOW_CC, 0);
+	cr_assert_eq(fx.a.qp->live->cc_algo, BLUE_CC_WINDOW, "A chose the window alone");
+	cr_assert_eq(fx.b.qp->live->cc_algo, BLUE_CC_NONE);
+	cr_assert_gt(fx.a.qp->live->cwnd, 0, "the window is in force");
+	mem_init(&m, &fx.a, &fx.b, 64 * KiB);
+	write_ok(&fx, &m, 1, 64 * KiB);
+	cr_assert_gt(fx.a.qp->cc.rtt_samples, 0, "the window got RTT samples");
+	cr_assert_gt(fx.a.qp->live->srtt_ns, 0);
+	mem_fini(&m);
+	rc_fx_fini(&fx);
+}
