@@ -873,12 +873,12 @@ static int set_retx(struct xfer *x, struct xqp *q, uint32_t i)
 	return 0;
 }
 
-/* With --cc, one line saying what the first QP runs (the CM's choice from both offers). */
+/* With --cc or BLUE_CC, one line saying what the first QP runs (the CM's choice). */
 static void print_cc(const struct opts *o, struct xqp *q, uint32_t i)
 {
 	struct blue_cc_params p;
 
-	if (i == 0 && o->cc_given && blue_qp_query_cc(q->qp, &p) == 0)
+	if (i == 0 && (o->cc_given || getenv("BLUE_CC")) && blue_qp_query_cc(q->qp, &p) == 0)
 		printf("  congestion control: %s\n", tool_cc_name(p.algo));
 }
 
