@@ -55,11 +55,12 @@ live() {
 	bluectl_b --json qp show "$IF_B" "$1" | "$PY" -c "import json, sys; print(json.load(sys.stdin)['$2'])"
 }
 
-# start_transfer: a long WRITE stream from B to A; sets SPID CPID QPN (the client's QP)
+# start_transfer [CLIENT_ARGS...]: a long WRITE stream from B to A; sets SPID CPID QPN
+# (the client's QP)
 start_transfer() {
 	ns_bg "$NS_A" SPID "$XFER" -d "$IF_A" -T 30 >"$SRV_OUT" 2>&1
 	ns_bg "$NS_B" CPID "$XFER" -d "$IF_B" -T 30 --op write --size 4K --iters 100000000 \
-		--lat-iters 0 --progress "$IP_A" >"$CLI_OUT" 2>&1
+		--lat-iters 0 --progress "$@" "$IP_A" >"$CLI_OUT" 2>&1
 	wait_for_line "$CLI_OUT" '^\[progress\] write' 15 || { show_logs; fail "no transfer"; }
 	QPN=$(bluectl_b --json qp list "$IF_B" | "$PY" -c '
 import json, sys
@@ -95,7 +96,7 @@ test_tune_qp_change_mid_transfer() {
 	bt=$(mktemp)
 	on_exit "rm -f $bt"
 	bt_start bpid "$bt" "$TRACE/cc.bt" "$XFER"
-	start_transfer
+	start_transfer --cc none
 	# what it runs before: the documented defaults
 	[ "$(get_val "$QPN" dcqcn.rai_mbps)" = 40 ] || fail "default rai_mbps: $(get_val "$QPN" dcqcn.rai_mbps)"
 	[ "$(get_val "$QPN" changes)" = 0 ] || fail "changes before any set"
@@ -142,7 +143,7 @@ test_tune_switch_algorithm_mid_transfer() {
 	bt=$(mktemp)
 	on_exit "rm -f $bt"
 	bt_start bpid "$bt" "$TRACE/cc.bt" "$XFER"
-	start_transfer
+	start_transfer --cc none	# unpaced, so that the switch to DCQCN shows
 	# the pacer has to show against what the link does unpaced here: 200 Mbit/s when
 	# that is well below the unpaced rate, else a quarter of it (a loaded machine)
 	base=$(tx_rate_mbps "$QPN" 1)
