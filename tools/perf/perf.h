@@ -72,6 +72,8 @@ struct perf_opts {
 	int timeout_s;		/* bound on every wait */
 	bool inject;		/* test-only: corrupt the data after its CRC was taken */
 	bool events;		/* -e: sleep on the completion channel when idle (own side) */
+	bool cc_given;		/* --cc: offer only this congestion control (own side) */
+	uint32_t cc_caps;
 };
 
 /* perf_opts.c: Return 0 to run, 1 on a usage error, 2 after --help. */
