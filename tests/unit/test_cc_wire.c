@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compat/compat.h"
 #include "runtime/cc_wire.h"
 #include "runtime/codec.h"
 #include "runtime/cq.h"
@@ -598,6 +599,47 @@ Test(cc_wire, paced_transfer_completes_in_event_mode)
 	cr_assert_eq(blue_destroy_cq(fx.a.scq), 0);
 	fx.a.scq = blue_create_cq(fx.a.ctx, 64, NULL, NULL, 0);
 	cr_assert_eq(blue_destroy_comp_channel(ch), 0);
+	rc_fx_fini(&fx);
+}
+
+/*
+ * compat's progress thread sleeps until the engine's next deadline: a pass that held a
+ * paced request publishes next_tx_ns as that deadline, and the thread's sleep ends then
+ * (not BV_IDLE_MS later).
+ */
+Test(cc_wire, progress_thread_sleeps_until_the_pacing_deadline)
+{
+	struct rc_fx fx;
+	struct mem m;
+	struct blue_engine *eng;
+	uint64_t end, paced0;
+
+	rc_fx_init(&fx, NULL);
+	mem_init(&m, &fx.a, &fx.b, 16 * KiB);
+	eng = &fx.a.ctx->eng;
+	use_test_ops(fx.a.qp, 100, 0);	/* 86 us per packet */
+	paced0 = eng->st.tx_paced;
+	post_write(&fx.a, &m, 1, 16 * KiB);
+	end = blue__now_ns() + RC_WAIT_MS * 1000000ull;
+	while (eng->st.tx_paced == paced0 && blue__now_ns() < end)
+		rc_progress(&fx);
+	cr_assert_gt(eng->st.tx_paced, paced0, "the gate held a request");
+	cr_assert_eq(eng->next_ns, fx.a.qp->cc.next_tx_ns,
+		     "the pass's deadline is the held QP's departure (%llu, %llu)",
+		     (unsigned long long)eng->next_ns,
+		     (unsigned long long)fx.a.qp->cc.next_tx_ns);
+	cr_assert_gt(eng->next_ns, eng->now_ns);
+	cr_assert_eq(bv_idle_ns(eng->now_ns, eng->next_ns), eng->next_ns - eng->now_ns,
+		     "the thread sleeps until the departure");
+	cr_assert_eq(bv_idle_ns(1000, 0), 1000000, "no deadline: BV_IDLE_MS");
+	cr_assert_eq(bv_idle_ns(1000, 999), 0, "a deadline passed: no sleep");
+	cr_assert_eq(bv_idle_ns(1000, 1000 + 5000000), 1000000, "far: BV_IDLE_MS");
+	{
+		struct blue_wc wc = rc_wait1(&fx, fx.a.scq, RC_WAIT_MS);
+
+		cr_assert_eq(wc.status, BLUE_WC_SUCCESS);
+	}
+	mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
