@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/cc_wire.h"
 #include "runtime/log.h"
 #include "runtime/probes.h"
 #include "runtime/progress.h"
@@ -269,6 +270,7 @@ bool blue__sr_comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 		if (qp->comp.rnr_wait || !n || blue_psn_diff(p->psn, live->una_psn) < 0 ||
 		    blue_psn_diff(blue_psn_add(p->psn, n), qp->req.psn_hi) >= 0)
 			return true;
+		blue__cc_loss(qp);	/* on_loss (cc_rtt.c) */
 		hole_nak(qp, p->psn, n);
 		return true;
 
@@ -343,6 +345,7 @@ bool blue__sr_timeout(struct blue_qp *qp)
 	again = live->retry_left < qp->retry_cnt;
 	live->retry_left--;
 	live->retransmits++;
+	blue__cc_loss(qp);	/* on_loss (cc_rtt.c) */
 	BLUE_PROBE_RETX(qp->qpn, live->una_psn, BLUE_RETX_TIMEOUT, qp->req.psn_hi);
 	/* a resend may have been lost too: every hole may be resent once more */
 	memset(s->resent, 0, sizeof(s->resent));

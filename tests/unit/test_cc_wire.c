@@ -524,6 +524,42 @@ Test(cc_wire, rtt_samples_from_first_transmissions_only)
 	rc_fx_fini(&fx);
 }
 
+/* Selective retransmission reports its losses too: a hole NAK, and the tail-loss probe. */
+Test(cc_wire, selective_retx_losses_reach_on_loss)
+{
+	struct blue_retx_attr ra = { .policy = BLUE_RETX_SELECTIVE };
+	struct rc_fx fx;
+	struct mem m;
+	struct rc_drop d = { .opcode = -1, .max_drops = 1 };
+	int losses;
+
+	rc_fx_init(&fx, NULL);
+	blue__qp_set_peer_caps(fx.a.qp, BLUE_CM_CAP_SELECTIVE_RETX);
+	blue__qp_set_peer_caps(fx.b.qp, BLUE_CM_CAP_SELECTIVE_RETX);
+	cr_assert_eq(blue_qp_set_retx(fx.a.qp, &ra), 0);
+	cr_assert_eq(blue_qp_set_retx(fx.b.qp, &ra), 0);
+	mem_init(&m, &fx.a, &fx.b, 32 * KiB);
+	use_test_ops(fx.a.qp, 0, 0);
+
+	/* a hole in the middle: B's hole NAK */
+	d.psn = blue_psn_add(fx.a.qp->live->sq_psn, 9);
+	rc_drop_install(fx.a.hal, &d);
+	write_ok(&fx, &m, 1, 32 * KiB);
+	cr_assert_eq(d.dropped, 1);
+	cr_assert_eq(fx.a.qp->live->retx_pkts, 1, "selective: one resend");
+	cr_assert_geq(T.losses, 1, "the hole NAK reached on_loss");
+	losses = T.losses;
+
+	/* the last packet lost: only the ACK timer's tail-loss probe finds it */
+	d.psn = blue_psn_add(fx.a.qp->live->sq_psn, 3);
+	rc_drop_install(fx.a.hal, &d);
+	write_ok(&fx, &m, 2, 4 * KiB);
+	cr_assert_eq(d.dropped, 1);
+	cr_assert_gt(T.losses, losses, "the timeout reached on_loss");
+	mem_fini(&m);
+	rc_fx_fini(&fx);
+}
+
 /* ---- event mode ------------------------------------------------------------------------- */
 
 Test(cc_wire, paced_transfer_completes_in_event_mode)
