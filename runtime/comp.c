@@ -90,6 +90,31 @@ void blue__comp_sent(struct blue_qp *qp, uint64_t now)
 		timer_set(qp, BLUE_TIMER_ACK, now + t);
 }
 
+void blue__comp_progress(struct blue_qp *qp)
+{
+	qp->live->retry_left = qp->retry_cnt;
+}
+
+bool blue__comp_rnr_waiting(const struct blue_qp *qp)
+{
+	return qp->comp.rnr_wait;
+}
+
+bool blue__comp_retry_take(struct blue_qp *qp, enum blue_retx_reason reason, const char *why)
+{
+	struct blue_qp_ctx *live = qp->live;
+
+	if (!live->retry_left) {
+		blue__comp_fail_wqe(qp, BLUE_WC_RETRY_EXC_ERR, why);
+		return false;
+	}
+	live->retry_left--;
+	live->retransmits++;
+	blue__cc_loss(qp);	/* on_loss (cc_rtt.c), under either retransmission policy */
+	BLUE_PROBE_RETX(qp->qpn, live->una_psn, reason, qp->req.psn_hi);
+	return true;
+}
+
 /* una_psn moves to @psn: forward progress refills the retry counts. */
 void blue__comp_una_advance(struct blue_qp *qp, uint32_t psn)
 {
@@ -100,7 +125,7 @@ void blue__comp_una_advance(struct blue_qp *qp, uint32_t psn)
 		return;
 	live->una_psn = psn;
 	blue__cc_acked(qp, old, psn);	/* RTT sample, on_ack (cc_rtt.c) */
-	live->retry_left = qp->retry_cnt;
+	blue__comp_progress(qp);
 	live->rnr_left = qp->rnr_retry;
 	qp->comp.in_retry = false;
 	/* an ACK can cover packets sent before a rewind and not resent yet: skip them */
@@ -133,14 +158,8 @@ static void retry(struct blue_qp *qp, enum blue_retx_reason reason, const char *
 
 	if (qp->comp.in_retry && qp->comp.retry_psn == live->una_psn)
 		return;
-	if (!live->retry_left) {
-		blue__comp_fail_wqe(qp, BLUE_WC_RETRY_EXC_ERR, why);
+	if (!blue__comp_retry_take(qp, reason, why))
 		return;
-	}
-	live->retry_left--;
-	live->retransmits++;
-	blue__cc_loss(qp);	/* on_loss (cc_rtt.c) */
-	BLUE_PROBE_RETX(qp->qpn, live->una_psn, reason, qp->req.psn_hi);
 	qp->comp.in_retry = true;
 	qp->comp.retry_psn = live->una_psn;
 	blue__req_rewind(qp);
@@ -185,6 +204,19 @@ static bool read_resp_fits(const struct blue_swqe_eng *e, uint32_t psn, uint8_t 
 	}
 }
 
+/*
+ * Whether a NAK reports a gap, to go back N from: a sequence error, or a hole NAK from
+ * a peer that negotiated selective retransmission while this QP's policy left the NAK
+ * to IBA's completer (it goes back N: blue_qp_set_retx() on one side only, or a hole
+ * report that came after a switch).
+ */
+static bool nak_is_gap(const struct blue_qp *qp, uint8_t syndrome)
+{
+	return syndrome == BLUE_NAK_PSN_SEQ_ERR ||
+	       (syndrome == BLUE_NAK_SR_HOLE &&
+		(qp->retx.peer_caps & BLUE_CM_CAP_SELECTIVE_RETX));
+}
+
 static enum blue_wc_status nak_status(uint8_t syndrome)
 {
 	switch (syndrome) {
@@ -199,6 +231,7 @@ static enum blue_wc_status nak_status(uint8_t syndrome)
 void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 {
 	struct blue_qp_ctx *live = qp->live;
+	const struct blue_retx_ops *rx = qp->retx.ops;
 	enum blue_comp_state st = BLUE_COMP_GET_WQE;
 	enum blue_wc_status err_status = BLUE_WC_SUCCESS;
 	const struct blue_send_wqe *w = NULL;
@@ -214,8 +247,8 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 		return;
 	live->rx_pkts++;
 	live->rx_bytes += p->payload_len;
-	/* selective retransmission keeps its own books; what it leaves is IBA's */
-	if (blue__sr_on(qp) && blue__sr_comp_rx(qp, p))
+	/* the policy may keep its own books (selective); what it leaves is IBA's */
+	if (rx->comp_rx && rx->comp_rx(qp, p))
 		return;
 
 	for (;;) {
@@ -298,13 +331,7 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 				case BLUE_AETH_NAK:
 					live->naks_rcvd++;
 					BLUE_PROBE3(nak_rcvd, qp->qpn, psn, syn);
-					/*
-					 * A hole NAK from a peer that negotiated selective
-					 * retransmission, while this QP goes back N: a gap.
-					 */
-					if (syn == BLUE_NAK_PSN_SEQ_ERR ||
-					    (syn == BLUE_NAK_SR_HOLE && (qp->retx.peer_caps &
-					     BLUE_CM_CAP_SELECTIVE_RETX))) {
+					if (nak_is_gap(qp, syn)) {
 						/* IBA 9.7: a NAK acknowledges every PSN before it */
 						if (qp->comp.rnr_wait)
 							break;	/* the RNR wait rewinds anyway */
@@ -458,8 +485,8 @@ void blue__comp_run(struct blue_qp *qp, uint64_t now)
 			timer_set(qp, BLUE_TIMER_NONE, 0);
 			break;
 		}
-		/* selective: probe with the newest packet, unless going back N already */
-		if (blue__sr_on(qp) && blue__sr_timeout(qp))
+		/* the policy may answer it (selective: probe with the newest packet) */
+		if (qp->retx.ops->comp_timeout && qp->retx.ops->comp_timeout(qp))
 			break;
 		/* the local ACK timeout: a retry even when a rewind is under way */
 		qp->comp.in_retry = false;

@@ -12,6 +12,8 @@
 
 #include <blue/blue.h>
 
+#include "runtime/probes.h"
+
 struct blue_qp;
 struct blue_pkt;
 
@@ -62,7 +64,9 @@ void blue__comp_run(struct blue_qp *qp, uint64_t now_ns) __attribute__((visibili
 void blue__comp_sent(struct blue_qp *qp, uint64_t now_ns) __attribute__((visibility("hidden")));
 
 /*
- * Shared with selective retransmission (req_sr.c):
+ * The completer's interface for retransmission policies (the selective table's
+ * req_sr.c): what a policy that keeps its own books does to the send queue, una_psn,
+ * the ACK timer and the retry count, so that it never touches struct blue_comp.
  *  blue__comp_una_advance() - una_psn moves to @psn: retry counts refilled, ACK timer
  *                             restarted (nothing if @psn is not ahead);
  *  blue__comp_retire()      - complete the send WQEs una_psn has passed, in order
@@ -71,7 +75,15 @@ void blue__comp_sent(struct blue_qp *qp, uint64_t now_ns) __attribute__((visibil
  *  blue__comp_place()       - READ response bytes (or an atomic's original value) into
  *                             the WQE's buffers at @off, through their MRs (false:
  *                             an SGE no longer covers them, @why says which);
- *  blue__comp_timer_restart() - re-arm the ACK timer for what is in flight now.
+ *  blue__comp_timer_restart() - re-arm the ACK timer for what is in flight now;
+ *  blue__comp_progress()    - news that the responder has more, though una_psn cannot
+ *                             move yet: retry_cnt is full again (it counts retries
+ *                             without news);
+ *  blue__comp_retry_take()  - one of retry_cnt for a retransmission of @reason,
+ *                             counted and probed (false: none was left, the oldest
+ *                             WQE failed with a retry-exceeded status for @why);
+ *  blue__comp_rnr_waiting() - an RNR NAK's wait holds the requester (it goes back N
+ *                             when the wait ends).
  */
 void blue__comp_una_advance(struct blue_qp *qp, uint32_t psn) __attribute__((visibility("hidden")));
 bool blue__comp_retire(struct blue_qp *qp) __attribute__((visibility("hidden")));
@@ -82,6 +94,10 @@ bool blue__comp_place(struct blue_qp *qp, const struct blue_send_wqe *w, uint32_
 		      const void *data, uint32_t len, char *why, size_t whylen)
 	__attribute__((visibility("hidden")));
 void blue__comp_timer_restart(struct blue_qp *qp) __attribute__((visibility("hidden")));
+void blue__comp_progress(struct blue_qp *qp) __attribute__((visibility("hidden")));
+bool blue__comp_retry_take(struct blue_qp *qp, enum blue_retx_reason reason, const char *why)
+	__attribute__((visibility("hidden")));
+bool blue__comp_rnr_waiting(const struct blue_qp *qp) __attribute__((visibility("hidden")));
 
 /* blue__comp_reset() - forget all completer state (QP to RESET). */
 void blue__comp_reset(struct blue_qp *qp) __attribute__((visibility("hidden")));

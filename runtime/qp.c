@@ -18,6 +18,7 @@
 #include "runtime/probes.h"
 #include "runtime/qp.h"
 #include "runtime/slot_owner.h"
+#include "runtime/tune.h"
 
 const char *blue__qp_state_str(unsigned int state)
 {
@@ -181,6 +182,7 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 	live_clear(qp->live);
 	qp->live->type = BLUE_QPT_RC;
 	qp->live->local_ip = ctx->ip;
+	blue__retx_reset(qp);
 	blue__cc_reset(qp);
 	err = blue_hal_flow_bind(ctx->sock, qpn);
 	if (err) {
@@ -204,6 +206,7 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 	attr->cap.max_send_sge = sge;
 	attr->cap.max_recv_sge = qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->sq.max_inline;
+	blue__tune_qp_init(qp);	/* the interface's defaults (bluectl set IFNAME) */
 	qp->next = ctx->qps;
 	ctx->qps = qp;
 	ctx->qp_by_slot[blue_qpn_slot(qpn)] = qp;
@@ -231,7 +234,10 @@ int blue_destroy_qp(struct blue_qp *qp)
 	ctx = qp->ctx;
 	/* ACKs the last pass held (progress.c ack_hold) go now: the peer waits for them */
 	blue__tx_flush(ctx);
+	/* the policy's fini may still write the live context: before the slot goes */
+	blue__retx_fini(qp);
 	/* stop steering first (RESET drops at XDP), then free the slot for others */
+	blue__tune_qp_gone(qp);
 	live_clear(qp->live);
 	blue_hal_flow_unbind(ctx->hal, qp->qpn);
 	blue__slot_disown(ctx->slot_fd, blue_qpn_slot(qp->qpn));
@@ -250,7 +256,6 @@ int blue_destroy_qp(struct blue_qp *qp)
 	qp->recv_cq->nqp--;
 	blue__wq_fini(&qp->sq);
 	blue__wq_fini(&qp->rq);
-	blue__retx_fini(qp);
 	free(qp->sq_eng);
 	free(qp);
 	return 0;
@@ -446,6 +451,7 @@ static void qp_reset(struct blue_qp *qp)
 	blue__comp_reset(qp);
 	blue__retx_reset(qp);
 	blue__cc_reset(qp);
+	blue__tune_qp_init(qp);
 }
 
 int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)

@@ -62,15 +62,10 @@ struct blue_qp {
 	struct blue_req req;
 	struct blue_resp resp;
 	struct blue_comp comp;
-	struct blue_retx retx;		/* policy, timer formula, selective-retx state */
+	struct blue_retx retx;		/* policy table, timer formula, selective-retx state */
 	struct blue_cc cc;		/* congestion control (runtime/cc.h) */
+	uint64_t tune_gen;		/* the gen of its tune entry it last applied (tune.h) */
 };
-
-/* Whether @qp uses selective retransmission (else IBA go-back-N). */
-static inline bool blue__sr_on(const struct blue_qp *qp)
-{
-	return qp->retx.policy == BLUE_RETX_SELECTIVE;
-}
 
 /* The path MTU in bytes (from the live context). */
 static inline uint32_t blue__qp_mtu(const struct blue_qp *qp)

@@ -298,10 +298,9 @@ int blue__req_run(struct blue_qp *qp)
 	uint32_t mtu = blue__qp_mtu(qp), limit, win, sent = 0;
 	int err;
 
-	/* selective retransmission: the holes first, then new packets */
-	if (qp->retx.req.pending && !qp->comp.rnr_wait &&
-	    (live->state == BLUE_QPS_RTS || live->state == BLUE_QPS_SQD))
-		sent += (uint32_t)blue__sr_resend(qp);
+	/* the policy's resends first (selective: the holes), then new packets */
+	if (qp->retx.ops->req_resend)
+		sent += (uint32_t)qp->retx.ops->req_resend(qp);
 
 	for (;;) {
 		switch (st) {

@@ -128,7 +128,7 @@ static void mark_rcvd(struct blue_qp *qp, uint32_t psn)
 	if (bit_get(qp->retx.req.rcvd, psn))
 		return;
 	bit_set(qp->retx.req.rcvd, psn);
-	qp->live->retry_left = qp->retry_cnt;
+	blue__comp_progress(qp);
 }
 
 /* Ask for @psn again, unless it arrived or was resent since the last timeout. */
@@ -206,6 +206,7 @@ static void hole_nak(struct blue_qp *qp, uint32_t psn, uint32_t n)
 		want(qp, blue_psn_add(psn, i));
 	if (s->pending && !had) {
 		qp->live->retransmits++;
+		blue__cc_loss(qp);	/* a hole is a loss, as a sequence NAK is */
 		BLUE_PROBE_RETX(qp->qpn, psn, BLUE_RETX_NAK, blue_psn_add(psn, n));
 	}
 	advance(qp);
@@ -267,10 +268,9 @@ bool blue__sr_comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 		BLUE_PROBE3(nak_rcvd, qp->qpn, p->psn, syn);
 		n = p->aeth.msn;
 		/* an RNR wait ends in go-back-N anyway; an old or bogus report is ignored */
-		if (qp->comp.rnr_wait || !n || blue_psn_diff(p->psn, live->una_psn) < 0 ||
+		if (blue__comp_rnr_waiting(qp) || !n || blue_psn_diff(p->psn, live->una_psn) < 0 ||
 		    blue_psn_diff(blue_psn_add(p->psn, n), qp->req.psn_hi) >= 0)
 			return true;
-		blue__cc_loss(qp);	/* on_loss (cc_rtt.c) */
 		hole_nak(qp, p->psn, n);
 		return true;
 
@@ -336,17 +336,11 @@ bool blue__sr_timeout(struct blue_qp *qp)
 	sync_base(qp);
 	if (live->sq_psn != qp->req.psn_hi)
 		return false;	/* a go-back-N resend (after an RNR wait) is under way */
-	if (!live->retry_left) {
-		blue__comp_fail_wqe(qp, BLUE_WC_RETRY_EXC_ERR,
-				    "local ACK timeout: retry count exhausted");
-		return true;
-	}
 	/* a second timeout without news: the oldest missing packet goes too */
 	again = live->retry_left < qp->retry_cnt;
-	live->retry_left--;
-	live->retransmits++;
-	blue__cc_loss(qp);	/* on_loss (cc_rtt.c) */
-	BLUE_PROBE_RETX(qp->qpn, live->una_psn, BLUE_RETX_TIMEOUT, qp->req.psn_hi);
+	if (!blue__comp_retry_take(qp, BLUE_RETX_TIMEOUT,
+				   "local ACK timeout: retry count exhausted"))
+		return true;
 	/* a resend may have been lost too: every hole may be resent once more */
 	memset(s->resent, 0, sizeof(s->resent));
 	/* the tail-loss probe: the newest PSN not known to have arrived */
@@ -362,7 +356,8 @@ bool blue__sr_timeout(struct blue_qp *qp)
 	return true;
 }
 
-int blue__sr_resend(struct blue_qp *qp)
+/* Send what is wanted, within this pass's budget. Return: packets. */
+static int sr_resend(struct blue_qp *qp)
 {
 	struct blue_sr_req *s = &qp->retx.req;
 	struct blue_qp_ctx *live = qp->live;
@@ -412,4 +407,15 @@ void blue__sr_req_reset(struct blue_qp *qp)
 {
 	memset(&qp->retx.req, 0, sizeof(qp->retx.req));
 	qp->retx.req.base = qp->live->una_psn;
+}
+
+/* The holes go first in a pass; not while the QP may not send, nor in an RNR wait. */
+int blue__sr_req_resend(struct blue_qp *qp)
+{
+	uint8_t st = qp->live->state;
+
+	if (!qp->retx.req.pending || blue__comp_rnr_waiting(qp) ||
+	    (st != BLUE_QPS_RTS && st != BLUE_QPS_SQD))
+		return 0;
+	return sr_resend(qp);
 }

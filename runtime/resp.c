@@ -266,7 +266,7 @@ static void dup_read(struct blue_qp *qp, const struct blue_pkt *p)
 	if (off > res->len || p->reth.rkey != res->rkey || p->reth.va != res->va + off ||
 	    p->reth.len > res->len - off)
 		return;
-	if (!blue__sr_on(qp))
+	if (qp->retx.ops->resp_dup_read_supersedes)
 		read_supersede(qp, p->psn);
 	o = out_push(qp, BLUE_OUT_READ);
 	if (o) {
@@ -350,11 +350,6 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 
 			st = d > 0 ? BLUE_RESP_SEQ_ERR : d < 0 ? BLUE_RESP_DUPLICATE :
 			     BLUE_RESP_CHECK_OP_SEQ;
-			if (d > 0 && blue__sr_on(qp)) {
-				/* selective: keep it for when the hole is filled */
-				blue__sr_resp_ahead(qp, p);
-				st = BLUE_RESP_DONE;
-			}
 			if (d > 0)
 				qp->ctx->eng.st.rx_seq_err++;
 			else if (d < 0)
@@ -363,23 +358,28 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 		}
 
 		case BLUE_RESP_SEQ_ERR:
+			st = BLUE_RESP_DONE;
+			/* the policy may take it (selective: kept for when the hole fills) */
+			if (qp->retx.ops->resp_ahead && qp->retx.ops->resp_ahead(qp, p))
+				break;
 			/* one NAK per gap: the requester goes back N on the first */
 			if (live->last_nak_psn != live->rq_psn ||
 			    (live->last_nak_syndrome != BLUE_NAK_PSN_SEQ_ERR &&
 			     (live->last_nak_syndrome & BLUE_AETH_TYPE_MASK) != BLUE_AETH_RNR_NAK))
 				queue_nak(qp, BLUE_NAK_PSN_SEQ_ERR, live->rq_psn);
-			st = BLUE_RESP_DONE;
 			break;
 
 		case BLUE_RESP_DUPLICATE:
 			st = BLUE_RESP_DONE;
-			if ((is_send || is_write) && blue__sr_on(qp) && qp->retx.resp.nheld) {
-				/* a resend while a hole is open: say where the hole is */
-				blue__sr_resp_nak(qp);
-			} else if (is_send || is_write) {
-				/* its ACK was lost, or is coming: say how far we got */
-				queue_ack(qp, AETH_ACK_NO_CREDIT, blue_psn_add(live->rq_psn,
-									       BLUE_PSN_MASK));
+			if (is_send || is_write) {
+				/*
+				 * Its ACK was lost, or is coming: say how far we got; unless
+				 * the policy answers (selective: where its hole is).
+				 */
+				if (!(qp->retx.ops->resp_duplicate &&
+				      qp->retx.ops->resp_duplicate(qp, p)))
+					queue_ack(qp, AETH_ACK_NO_CREDIT,
+						  blue_psn_add(live->rq_psn, BLUE_PSN_MASK));
 			} else if (is_read) {
 				dup_read(qp, p);
 			} else if (is_atomic) {
@@ -638,9 +638,9 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 {
 	resp_one(qp, p, false);
-	/* selective: an in-order request may have filled a hole */
-	if (qp->retx.resp.nheld)
-		blue__sr_resp_drain(qp);
+	/* the policy's next step (selective: an in-order request may have filled a hole) */
+	if (qp->retx.ops->resp_after_rx)
+		qp->retx.ops->resp_after_rx(qp);
 }
 
 void blue__resp_replay(struct blue_qp *qp, const struct blue_pkt *p)
@@ -708,9 +708,9 @@ int blue__resp_tx(struct blue_qp *qp)
 	struct blue_pkt p;
 	int sent = 0;
 
-	/* a drain of held requests that found no room last time goes on */
-	if (qp->retx.resp.stalled)
-		blue__sr_resp_drain(qp);
+	/* the policy's unfinished work (selective: a drain that found no room) goes on */
+	if (qp->retx.ops->resp_tx_resume)
+		qp->retx.ops->resp_tx_resume(qp);
 	while (r->out_cons != r->out_prod) {
 		o = &r->out[r->out_cons & (BLUE_RESP_OUTQ - 1)];
 		/* in ERROR only the NAK that put us there still goes out */

@@ -45,14 +45,14 @@ static bool sr_alloc(struct blue_qp *qp)
 	if (!r->slot || !r->buf) {
 		blue__logf("QP 0x%x: no memory for the reorder buffer: out-of-order requests "
 			   "are dropped and resent", qp->qpn);
-		blue__retx_fini(qp);
+		blue__sr_resp_fini(qp);
 		return false;
 	}
 	return true;
 }
 
 /* Report the first hole: from the expected PSN to the first held request. */
-void blue__sr_resp_nak(struct blue_qp *qp)
+static void sr_resp_nak(struct blue_qp *qp)
 {
 	uint32_t rq = qp->live->rq_psn, i;
 
@@ -66,7 +66,8 @@ void blue__sr_resp_nak(struct blue_qp *qp)
 	}
 }
 
-void blue__sr_resp_ahead(struct blue_qp *qp, const struct blue_pkt *p)
+/* Beyond the window, or larger than a slot: dropped, the requester resends it. */
+bool blue__sr_resp_ahead(struct blue_qp *qp, const struct blue_pkt *p)
 {
 	struct blue_qp_ctx *live = qp->live;
 	struct blue_sr_resp *r = &qp->retx.resp;
@@ -78,9 +79,9 @@ void blue__sr_resp_ahead(struct blue_qp *qp, const struct blue_pkt *p)
 	uint32_t i;
 
 	if (d <= 0 || (uint32_t)d >= BLUE_SR_SLOTS || !sr_alloc(qp))
-		return;		/* beyond the window: dropped, the requester resends it */
+		return true;	/* beyond the window: dropped, the requester resends it */
 	if (p->payload_len > r->buf_len)
-		return;		/* no request carries more than the path MTU */
+		return true;	/* no request carries more than the path MTU */
 	if (!slot_of(qp, p->psn)) {
 		i = p->psn & SLOT_MASK;
 		s = &r->slot[i];
@@ -99,7 +100,18 @@ void blue__sr_resp_ahead(struct blue_qp *qp, const struct blue_pkt *p)
 	 */
 	if (!reported || (p->ackreq && (live->last_nak_syndrome & BLUE_AETH_TYPE_MASK) !=
 			  BLUE_AETH_RNR_NAK))
-		blue__sr_resp_nak(qp);
+		sr_resp_nak(qp);
+	return true;
+}
+
+/* While nothing is held the duplicate gets IBA's ACK: there is no hole to report. */
+bool blue__sr_resp_duplicate(struct blue_qp *qp, const struct blue_pkt *p)
+{
+	(void)p;
+	if (!qp->retx.resp.nheld)
+		return false;
+	sr_resp_nak(qp);
+	return true;
 }
 
 /*
@@ -171,9 +183,15 @@ void blue__sr_resp_drain(struct blue_qp *qp)
 		return;
 	/* say how far the responder got: the next hole, or all of it */
 	if (r->nheld)
-		blue__sr_resp_nak(qp);
+		sr_resp_nak(qp);
 	else
 		blue__resp_queue_ack(qp, blue_psn_add(live->rq_psn, BLUE_PSN_MASK));
+}
+
+void blue__sr_resp_resume(struct blue_qp *qp)
+{
+	if (qp->retx.resp.stalled)
+		blue__sr_resp_drain(qp);
 }
 
 void blue__sr_resp_drop(struct blue_qp *qp)
@@ -185,4 +203,15 @@ void blue__sr_resp_drop(struct blue_qp *qp)
 	r->nheld = 0;
 	r->stalled = false;
 	qp->live->sr_held = 0;
+}
+
+void blue__sr_resp_fini(struct blue_qp *qp)
+{
+	struct blue_sr_resp *r = &qp->retx.resp;
+
+	blue__sr_resp_drop(qp);
+	free(r->slot);
+	free(r->buf);
+	r->slot = NULL;
+	r->buf = NULL;
 }

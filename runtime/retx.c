@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The per-QP retransmission settings (blue_qp_set_retx() in blue.h): which policy, and
- * which formula arms the local ACK timer.
+ * The per-QP retransmission settings (blue_qp_set_retx() in blue.h): which policy (its
+ * ops table: go-back-N's is here, selective's in retx_sr.c), and which formula arms the
+ * local ACK timer.
  *
  * IBA's timer is 4.096 us * 2^timeout (9.7.6.1.3): a fixed value per QP, chosen for the
  * worst path. The linear form, base + k * (PSNs in flight), follows
@@ -9,11 +10,11 @@
  * a longer one while a long queue of packets still has to drain before the ACK.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "runtime/log.h"
 #include "runtime/qp.h"
+#include "runtime/tune.h"
 
 uint64_t blue__retx_timeout_ns(struct blue_qp *qp)
 {
@@ -25,6 +26,36 @@ uint64_t blue__retx_timeout_ns(struct blue_qp *qp)
 		return ((uint64_t)qp->retx.base_us + (uint64_t)qp->retx.k_us * live->timer_inflight) *
 		       1000ull;
 	return qp->timeout ? 4096ull << qp->timeout : 0;	/* 0: no timer (IBA) */
+}
+
+/*
+ * Go-back-N, IBA 9.7: the completer goes back to una_psn on a sequence NAK or a local ACK
+ * timeout, the responder NAKs a gap once and drops what follows it. That is what the
+ * IBA paths do by themselves, so no hook adds anything.
+ */
+const struct blue_retx_ops blue__retx_gbn_ops = {
+	.name = "go-back-n",
+	.resp_dup_read_supersedes = true,
+};
+
+static const struct blue_retx_ops *const retx_tables[] = {
+	[BLUE_RETX_GO_BACK_N] = &blue__retx_gbn_ops,
+	[BLUE_RETX_SELECTIVE] = &blue__retx_sr_ops,
+};
+
+const struct blue_retx_ops *blue__retx_ops(uint32_t policy)
+{
+	return policy < sizeof(retx_tables) / sizeof(retx_tables[0]) ? retx_tables[policy] :
+									 NULL;
+}
+
+/* Leave the current policy (its state forgotten and freed) for @ops, started clean. */
+static void retx_switch(struct blue_qp *qp, const struct blue_retx_ops *ops)
+{
+	blue__retx_fini(qp);
+	qp->retx.ops = ops;
+	if (ops->init)
+		ops->init(qp);
 }
 
 void blue__qp_set_peer_caps(struct blue_qp *qp, uint32_t caps)
@@ -39,15 +70,19 @@ static bool retx_busy(const struct blue_qp *qp)
 
 	if (st != BLUE_QPS_RTS && st != BLUE_QPS_SQD && st != BLUE_QPS_SQE)
 		return false;
-	return blue_ring_count(&qp->sq.ring) || qp->retx.resp.nheld ||
+	return blue_ring_count(&qp->sq.ring) ||
+	       (qp->retx.ops->resp_holds && qp->retx.ops->resp_holds(qp)) ||
 	       qp->live->una_psn != qp->req.psn_hi;
 }
 
 int blue_qp_set_retx(struct blue_qp *qp, const struct blue_retx_attr *a)
 {
+	const struct blue_retx_ops *ops;
+
 	if (!qp || !a)
 		return EINVAL;
-	if (a->policy != BLUE_RETX_GO_BACK_N && a->policy != BLUE_RETX_SELECTIVE) {
+	ops = blue__retx_ops((uint32_t)a->policy);
+	if (!ops) {
 		blue__logf("qp_set_retx: QP 0x%x: policy %d; use BLUE_RETX_GO_BACK_N (0) or "
 			   "BLUE_RETX_SELECTIVE (1)", qp->qpn, (int)a->policy);
 		return EINVAL;
@@ -89,16 +124,15 @@ int blue_qp_set_retx(struct blue_qp *qp, const struct blue_retx_attr *a)
 			   qp->qpn);
 		return EBUSY;
 	}
-	if (a->policy != qp->retx.policy) {
-		blue__sr_req_reset(qp);
-		blue__sr_resp_drop(qp);
-	}
+	if (a->policy != qp->retx.policy)
+		retx_switch(qp, ops);
 	qp->retx.policy = (uint8_t)a->policy;
 	qp->retx.timer = (uint8_t)a->timer;
 	qp->retx.base_us = a->base_us;
 	qp->retx.k_us = a->k_us;
 	qp->live->retx_policy = qp->retx.policy;
 	qp->live->retx_timer = qp->retx.timer;
+	blue__tune_publish(qp);	/* `bluectl get IFNAME qp QPN` shows what it runs */
 	return 0;
 }
 
@@ -116,10 +150,9 @@ int blue_qp_query_retx(struct blue_qp *qp, struct blue_retx_attr *a)
 
 void blue__retx_fini(struct blue_qp *qp)
 {
-	free(qp->retx.resp.slot);
-	free(qp->retx.resp.buf);
-	qp->retx.resp.slot = NULL;
-	qp->retx.resp.buf = NULL;
+	/* NULL only before the first reset, when create_qp fails early */
+	if (qp->retx.ops && qp->retx.ops->fini)
+		qp->retx.ops->fini(qp);
 }
 
 void blue__retx_reset(struct blue_qp *qp)
@@ -128,4 +161,5 @@ void blue__retx_reset(struct blue_qp *qp)
 	memset(&qp->retx, 0, sizeof(qp->retx));
 	qp->live->retx_policy = 0;
 	qp->live->retx_timer = 0;
+	retx_switch(qp, &blue__retx_gbn_ops);
 }

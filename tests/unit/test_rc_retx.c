@@ -87,24 +87,27 @@ static void drop_psn(struct flt *ft, uint32_t psn)
 
 /* ---- the pair, with a policy ---------------------------------------------------- */
 
-static void set_policy(struct rc_fx *fx, enum blue_retx_policy pol)
+/* A's policy @pa, B's @pb: both differ only when one side changed it after the CM. */
+static void set_policy(struct rc_fx *fx, enum blue_retx_policy pa, enum blue_retx_policy pb)
 {
-	struct blue_retx_attr ra = { .policy = pol };
+	struct blue_retx_attr ra = { .policy = pa }, rb = { .policy = pb };
 
-	if (pol == SR) {
+	if (pa == SR || pb == SR) {
 		/* what blue_cm_connect_qp records when both sides offered the cap */
 		blue__qp_set_peer_caps(fx->a.qp, BLUE_CM_CAP_SELECTIVE_RETX);
 		blue__qp_set_peer_caps(fx->b.qp, BLUE_CM_CAP_SELECTIVE_RETX);
 	}
 	cr_assert_eq(blue_qp_set_retx(fx->a.qp, &ra), 0);
-	cr_assert_eq(blue_qp_set_retx(fx->b.qp, &ra), 0);
-	cr_assert_eq(fx->a.qp->live->retx_policy, pol);
+	cr_assert_eq(blue_qp_set_retx(fx->b.qp, &rb), 0);
+	cr_assert_eq(fx->a.qp->live->retx_policy, pa);
+	cr_assert_eq(fx->b.qp->live->retx_policy, pb);
 }
 
-static void pair_up(struct rc_fx *fx, enum blue_retx_policy pol, struct flt *fa, struct flt *fb)
+static void pair_up(struct rc_fx *fx, enum blue_retx_policy pa, enum blue_retx_policy pb,
+		    struct flt *fa, struct flt *fb)
 {
 	rc_fx_init(fx, NULL);
-	set_policy(fx, pol);
+	set_policy(fx, pa, pb);
 	blue_hal_loopback_set_filter(fx->a.hal, flt_fn, fa);
 	blue_hal_loopback_set_filter(fx->b.hal, flt_fn, fb);
 }
@@ -168,12 +171,12 @@ static void check_wc(struct blue_wc wc, uint64_t wr_id, enum blue_wc_opcode op, 
 }
 
 /*
- * @op of @len bytes under @pol with the given filters: A sends (SEND, WRITE) or reads
- * (READ) B's memory. Checks the bytes and that exactly one completion came for the WR
- * (and one receive for a SEND).
+ * @op of @len bytes, A under @pol and B under @pb, with the given filters: A sends
+ * (SEND, WRITE) or reads (READ) B's memory. Checks the bytes and that exactly one
+ * completion came for the WR (and one receive for a SEND).
  */
-static struct res xfer(enum blue_retx_policy pol, enum blue_wr_opcode op, uint32_t len,
-		       struct flt *fa, struct flt *fb)
+static struct res xfer_mixed(enum blue_retx_policy pol, enum blue_retx_policy pb,
+			     enum blue_wr_opcode op, uint32_t len, struct flt *fa, struct flt *fb)
 {
 	struct rc_fx fx;
 	struct mem m;
@@ -183,7 +186,7 @@ static struct res xfer(enum blue_retx_policy pol, enum blue_wr_opcode op, uint32
 	struct res r;
 	bool rd = op == BLUE_WR_RDMA_READ;
 
-	pair_up(&fx, pol, fa, fb);
+	pair_up(&fx, pol, pb, fa, fb);
 	if (rd)
 		mem_init(&m, &fx.b, &fx.a, len);
 	else
@@ -222,11 +225,18 @@ static struct res xfer(enum blue_retx_policy pol, enum blue_wr_opcode op, uint32
 	cr_assert(rc_check(m.dst, len, len + 11), "%s: the bytes differ", pol_name(pol));
 	cr_assert_eq(fx.b.qp->live->sr_held, 0, "nothing left in the reorder buffer");
 	r = res_of(&fx, fb);
-	if (pol == GBN)
+	if (pb == GBN)
 		cr_assert_eq(r.sr_naks, 0, "go-back-N never sends a hole NAK");
 	mem_fini(&m);
 	rc_fx_fini(&fx);
 	return r;
+}
+
+/* The same on both sides, as the CM sets it. */
+static struct res xfer(enum blue_retx_policy pol, enum blue_wr_opcode op, uint32_t len,
+		       struct flt *fa, struct flt *fb)
+{
+	return xfer_mixed(pol, pol, op, len, fa, fb);
 }
 
 /* ---- loss of chosen packets --------------------------------------------------------- */
@@ -400,6 +410,29 @@ Test(rc_retx, hole_resend_lost)
 	cr_assert_leq(r.retx, 3, "resent %llu", (unsigned long long)r.retx);
 }
 
+/*
+ * The requester goes back N while its peer, which negotiated selective retransmission,
+ * holds what follows a hole and reports it with hole NAKs: the hole NAK is a gap to A,
+ * which resends from it; B runs its held requests once the hole fills, and the resent
+ * ones after them are duplicates. Delivered once, with go-back-N's resend count.
+ */
+Test(rc_retx, hole_nak_to_go_back_n_requester)
+{
+	static const enum blue_wr_opcode ops[] = { BLUE_WR_SEND, BLUE_WR_RDMA_WRITE };
+
+	for (unsigned int i = 0; i < 2; i++) {
+		struct flt fa = { 0 }, fb = { 0 };
+		struct res r;
+
+		drop_psn(&fa, PSN_A + 20);
+		r = xfer_mixed(GBN, SR, ops[i], 64 * KiB, &fa, &fb);
+		cr_assert_eq(fa.r[0].hits, 1);
+		cr_assert_geq(r.sr_naks, 1, "B reported the hole");
+		cr_assert_geq(r.retx, 44, "A went back N from the hole: %llu resent",
+			      (unsigned long long)r.retx);
+	}
+}
+
 /* ---- duplication and reordering --------------------------------------------------- */
 
 /* Every frame both ways is delivered twice. */
@@ -473,7 +506,7 @@ static void chain(enum blue_retx_policy pol)
 	uint32_t psn;
 
 	cr_assert(word && orig);
-	pair_up(&fx, pol, &fa, &fb);
+	pair_up(&fx, pol, pol, &fa, &fb);
 	mem_init(&s1, &fx.a, &fx.b, 5 * KiB);	/* PSN +0..+4 */
 	mem_init(&w1, &fx.a, &fx.b, 9 * KiB);	/* +5..+13 */
 	/* FAA +14 */
@@ -590,7 +623,7 @@ Test(rc_retx, atomic_hole_runs_before_what_was_held)
 	struct blue_send_wr wr[2];
 	struct blue_wc wc;
 
-	pair_up(&fx, SR, &fa, &fb);
+	pair_up(&fx, SR, SR, &fa, &fb);
 	mem_init(&s, &fx.a, &fx.b, 4 * KiB);
 	*word = 1;
 	*orig = 0;
@@ -847,7 +880,7 @@ static void timer_case(const struct blue_retx_attr *ra, uint64_t at1_ns, uint64_
 	struct blue_qp_ctx *live;
 	uint64_t armed, t0;
 
-	pair_up(&fx, GBN, &fa, &fb);
+	pair_up(&fx, GBN, GBN, &fa, &fb);
 	live = fx.a.qp->live;
 	cr_assert_eq(blue_qp_set_retx(fx.a.qp, ra), 0);
 	mem_init(&m, &fx.a, &fx.b, 64 * KiB);
@@ -948,7 +981,7 @@ static void random_loss(enum blue_retx_policy pol, uint32_t pct, uint32_t seed)
 	rc_opts_default(&o);
 	o.timeout = 10;		/* 4 ms: many timeouts in a bounded time */
 	rc_fx_init(&fx, &o);
-	set_policy(&fx, pol);
+	set_policy(&fx, pol, pol);
 	cr_assert(src && dst && rbuf && word && orig);
 	*word = 3;
 	smr = blue_reg_mr(fx.a.pd, src, N * LEN, ACC);
@@ -1064,7 +1097,7 @@ Test(rc_retx, rnr_under_selective)
 	struct blue_send_wr wr;
 	struct blue_wc wc;
 
-	pair_up(&fx, SR, &fa, &fb);
+	pair_up(&fx, SR, SR, &fa, &fb);
 	mem_init(&m, &fx.a, &fx.b, 16 * KiB);
 	drop_psn(&fa, PSN_A + 5);
 	sge = (struct blue_sge){ (uintptr_t)m.src, m.len, m.smr->lkey };
@@ -1100,7 +1133,7 @@ Test(rc_retx, dead_peer_retry_exceeded_under_selective)
 	o.timeout = 8;		/* 1 ms */
 	o.retry_cnt = 2;
 	rc_fx_init(&fx, &o);
-	set_policy(&fx, SR);
+	set_policy(&fx, SR, SR);
 	blue_hal_loopback_set_filter(fx.a.hal, flt_fn, &fa);
 	blue_hal_loopback_set_filter(fx.b.hal, flt_fn, &fb);
 	mem_init(&m, &fx.a, &fx.b, 8 * KiB);
