@@ -162,6 +162,12 @@ void bv_progress_stop(struct bv_context *c) BV_HIDDEN;
  * Locking: with the context lock held.
  */
 void bv_doorbell(struct bv_context *c) BV_HIDDEN;
+/*
+ * bv_idle_ns() - how long the progress thread may sleep at @now with nothing to do: until
+ * the engine's next deadline @next (a paced QP's next departure, a timer; 0: none), at
+ * most BV_IDLE_MS. A paced QP is then served at its rate, not once per BV_IDLE_MS.
+ */
+uint64_t bv_idle_ns(uint64_t now, uint64_t next) BV_HIDDEN;
 
 /* device.c */
 struct bv_device *bv_device_find(const char *name) BV_HIDDEN;

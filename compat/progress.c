@@ -5,8 +5,9 @@
  * in a TCP read while the client's requests arrive, and ib_write_lat spins on memory
  * between its polls; rxe, a kernel driver, answers them anyway. So one thread per
  * context runs the engine while it has work, and otherwise sleeps in poll() on the
- * AF_XDP socket, which wakes it for the next frame (bounded by BV_IDLE_MS, so timers
- * fire). It never waits for the context lock: when the application holds it, the
+ * AF_XDP socket, which wakes it for the next frame, or at the engine's next deadline (a
+ * timer; a paced QP's next departure, so pacing keeps its rate under this thread), and
+ * after BV_IDLE_MS at most. It never waits for the context lock: when the application holds it, the
  * application is in libblue (polling its CQ drives the engine), and the thread naps
  * BV_NAP_US instead of queueing behind it. An earlier version stood back for a while
  * whenever the application had polled often; ib_write_lat, which polls for its send
@@ -33,6 +34,28 @@
 
 #define BV_NAP_US	20	/* the nap when the application is in libblue */
 #define BV_IDLE_MS	1	/* the longest sleep with nothing to do (timer granularity) */
+
+uint64_t bv_idle_ns(uint64_t now, uint64_t next)
+{
+	const uint64_t cap = BV_IDLE_MS * 1000000ull;
+
+	if (!next)
+		return cap;
+	if (next <= now)
+		return 0;
+	return next - now < cap ? next - now : cap;
+}
+
+/* Sleep on the socket until a frame comes or the engine's next deadline is due. */
+static void idle_wait(struct bv_context *c, struct pollfd *pfd, const struct timespec *nap)
+{
+	uint64_t next = __atomic_load_n(&c->bctx->eng.next_ns, __ATOMIC_RELAXED);
+	uint64_t ns = bv_idle_ns(blue__now_ns(), next);
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	if (pfd->fd < 0 || ppoll(pfd, 1, &ts, NULL) < 0)
+		nanosleep(nap, NULL);
+}
 
 void bv_doorbell(struct bv_context *c)
 {
@@ -64,8 +87,7 @@ static void *progress_main(void *arg)
 		bv_unlock(c);
 		if (n > 0)
 			continue;
-		if (pfd.fd < 0 || poll(&pfd, 1, BV_IDLE_MS) < 0)
-			nanosleep(&nap, NULL);
+		idle_wait(c, &pfd, &nap);
 	}
 	return NULL;
 }

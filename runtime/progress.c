@@ -387,6 +387,7 @@ int blue__progress(struct blue_context *ctx)
 	}
 	if (!ack_hold(ctx, sq_busy))
 		blue__tx_flush(ctx);
+	__atomic_store_n(&eng->next_ns, next, __ATOMIC_RELAXED);	/* compat's thread */
 	blue__channels_timer(ctx, next);
 	/* dev_stats for other processes: a copy every BLUE_DEV_PUBLISH_NS, not per event */
 	if (eng->now_ns >= ctx->obs.next_publish_ns)

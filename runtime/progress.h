@@ -75,6 +75,8 @@ struct blue_engine {
 	bool submitted;				/* a flush is owed */
 	bool running;				/* re-entrancy guard */
 	uint64_t now_ns;			/* CLOCK_MONOTONIC at the start of the pass */
+	uint64_t next_ns;			/* the last pass's timer minimum (0: none): when a
+						 * sleeping thread must run the engine again */
 	struct blue_engine_stats st;
 	uint8_t gather[BLUE_MAX_PAYLOAD];	/* multi-SGE payloads are gathered here */
 };

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "compat/compat.h"
 #include "runtime/cc_wire.h"
 #include "runtime/codec.h"
 #include "runtime/cq.h"
@@ -523,6 +524,42 @@ Test(cc_wire, rtt_samples_from_first_transmissions_only)
 	rc_fx_fini(&fx);
 }
 
+/* Selective retransmission reports its losses too: a hole NAK, and the tail-loss probe. */
+Test(cc_wire, selective_retx_losses_reach_on_loss)
+{
+	struct blue_retx_attr ra = { .policy = BLUE_RETX_SELECTIVE };
+	struct rc_fx fx;
+	struct mem m;
+	struct rc_drop d = { .opcode = -1, .max_drops = 1 };
+	int losses;
+
+	rc_fx_init(&fx, NULL);
+	blue__qp_set_peer_caps(fx.a.qp, BLUE_CM_CAP_SELECTIVE_RETX);
+	blue__qp_set_peer_caps(fx.b.qp, BLUE_CM_CAP_SELECTIVE_RETX);
+	cr_assert_eq(blue_qp_set_retx(fx.a.qp, &ra), 0);
+	cr_assert_eq(blue_qp_set_retx(fx.b.qp, &ra), 0);
+	mem_init(&m, &fx.a, &fx.b, 32 * KiB);
+	use_test_ops(fx.a.qp, 0, 0);
+
+	/* a hole in the middle: B's hole NAK */
+	d.psn = blue_psn_add(fx.a.qp->live->sq_psn, 9);
+	rc_drop_install(fx.a.hal, &d);
+	write_ok(&fx, &m, 1, 32 * KiB);
+	cr_assert_eq(d.dropped, 1);
+	cr_assert_eq(fx.a.qp->live->retx_pkts, 1, "selective: one resend");
+	cr_assert_geq(T.losses, 1, "the hole NAK reached on_loss");
+	losses = T.losses;
+
+	/* the last packet lost: only the ACK timer's tail-loss probe finds it */
+	d.psn = blue_psn_add(fx.a.qp->live->sq_psn, 3);
+	rc_drop_install(fx.a.hal, &d);
+	write_ok(&fx, &m, 2, 4 * KiB);
+	cr_assert_eq(d.dropped, 1);
+	cr_assert_gt(T.losses, losses, "the timeout reached on_loss");
+	mem_fini(&m);
+	rc_fx_fini(&fx);
+}
+
 /* ---- event mode ------------------------------------------------------------------------- */
 
 Test(cc_wire, paced_transfer_completes_in_event_mode)
@@ -598,6 +635,47 @@ Test(cc_wire, paced_transfer_completes_in_event_mode)
 	cr_assert_eq(blue_destroy_cq(fx.a.scq), 0);
 	fx.a.scq = blue_create_cq(fx.a.ctx, 64, NULL, NULL, 0);
 	cr_assert_eq(blue_destroy_comp_channel(ch), 0);
+	rc_fx_fini(&fx);
+}
+
+/*
+ * compat's progress thread sleeps until the engine's next deadline: a pass that held a
+ * paced request publishes next_tx_ns as that deadline, and the thread's sleep ends then
+ * (not BV_IDLE_MS later).
+ */
+Test(cc_wire, progress_thread_sleeps_until_the_pacing_deadline)
+{
+	struct rc_fx fx;
+	struct mem m;
+	struct blue_engine *eng;
+	uint64_t end, paced0;
+
+	rc_fx_init(&fx, NULL);
+	mem_init(&m, &fx.a, &fx.b, 16 * KiB);
+	eng = &fx.a.ctx->eng;
+	use_test_ops(fx.a.qp, 100, 0);	/* 86 us per packet */
+	paced0 = eng->st.tx_paced;
+	post_write(&fx.a, &m, 1, 16 * KiB);
+	end = blue__now_ns() + RC_WAIT_MS * 1000000ull;
+	while (eng->st.tx_paced == paced0 && blue__now_ns() < end)
+		rc_progress(&fx);
+	cr_assert_gt(eng->st.tx_paced, paced0, "the gate held a request");
+	cr_assert_eq(eng->next_ns, fx.a.qp->cc.next_tx_ns,
+		     "the pass's deadline is the held QP's departure (%llu, %llu)",
+		     (unsigned long long)eng->next_ns,
+		     (unsigned long long)fx.a.qp->cc.next_tx_ns);
+	cr_assert_gt(eng->next_ns, eng->now_ns);
+	cr_assert_eq(bv_idle_ns(eng->now_ns, eng->next_ns), eng->next_ns - eng->now_ns,
+		     "the thread sleeps until the departure");
+	cr_assert_eq(bv_idle_ns(1000, 0), 1000000, "no deadline: BV_IDLE_MS");
+	cr_assert_eq(bv_idle_ns(1000, 999), 0, "a deadline passed: no sleep");
+	cr_assert_eq(bv_idle_ns(1000, 1000 + 5000000), 1000000, "far: BV_IDLE_MS");
+	{
+		struct blue_wc wc = rc_wait1(&fx, fx.a.scq, RC_WAIT_MS);
+
+		cr_assert_eq(wc.status, BLUE_WC_SUCCESS);
+	}
+	mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
