@@ -128,6 +128,7 @@ void blue__cc_reset(struct blue_qp *qp)
 
 	memset(cc, 0, sizeof(*cc));
 	cc->live = qp->live;
+	cc->link_mbps = qp->ctx ? qp->ctx->link_mbps : 0;
 	blue__cc_defaults(&cc->params, BLUE_CC_NONE);
 	cc->ops = &blue__cc_none_ops;
 	cc->ops->init(cc, 0);

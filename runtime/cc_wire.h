@@ -37,11 +37,16 @@ struct blue_context;
 #define BLUE_CC_HIDDEN __attribute__((visibility("hidden")))
 
 /*
- * A paced QP that was idle may send this much time's worth of packets at once: the
- * engine serves a QP once per pass, and without it a pass that comes late would lose
- * the lateness for good. Small against DCQCN's 55 us timers.
+ * A paced QP that was held back may send this much time's worth of packets at once: the
+ * engine serves a QP once per pass, and without it a pass that comes late loses the
+ * lateness for good. On a 2-core machine running senders, receiver and switch, a
+ * process is off the CPU for milliseconds at a time: with 16 us, a QP paced at
+ * 40 Mbit/s (one 1 KiB packet per 200 us, longer than the allowance) got 10 Mbit/s.
+ * 1 ms keeps the long-run rate, which is what DCQCN's fairness is made of, at the cost
+ * of a catch-up burst of 1 ms of the rate after a stall (125 KB at 1 Gbit/s: the queue
+ * drained that much meanwhile).
  */
-#define BLUE_CC_BURST_NS	16000ull
+#define BLUE_CC_BURST_NS	1000000ull
 
 /* ---- cc_gate.c ---- */
 

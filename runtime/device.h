@@ -58,6 +58,7 @@ struct blue_context {
 	uint32_t ip;			/* network order */
 	union blue_gid gid[BLUE_GID_TBL_LEN];
 	enum blue_mtu active_mtu;	/* largest IB MTU a frame (and the netdev) carries */
+	uint32_t link_mbps;		/* the netdev's speed (sysfs); 0: unknown, loopback */
 	struct blue_neigh neigh[BLUE_MAX_NEIGH];
 	unsigned int nneigh;
 

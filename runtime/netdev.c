@@ -264,6 +264,26 @@ static int netdev_probe(const char *ifname, uint8_t mac[6], uint32_t *mtu, uint3
 	return err;
 }
 
+/*
+ * The netdev's speed in Mbit/s, as ethtool reports it (veth: 10000), for congestion
+ * control's line rate; 0 when the driver does not say (-1 in sysfs) or it cannot be read.
+ */
+static uint32_t netdev_speed_mbps(const char *ifname)
+{
+	char path[64 + IF_NAMESIZE];
+	long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/speed", ifname);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &v) != 1 || v <= 0 || v > 10000000)
+		v = 0;
+	fclose(f);
+	return (uint32_t)v;
+}
+
 struct blue_context *blue_open_device_queue(const char *ifname, unsigned int queue)
 {
 	struct blue_afxdp_config cfg = { 0 };
@@ -321,6 +341,7 @@ struct blue_context *blue_open_device_queue(const char *ifname, unsigned int que
 	/* a failure is logged and leaves the statistics in this process: not fatal */
 	(void)blue__obs_open(ctx, ifname, queue);
 	ctx->active_mtu = blue__mtu_for(hal->max_pkt, mtu);
+	ctx->link_mbps = netdev_speed_mbps(ifname);
 	return ctx;
 }
 

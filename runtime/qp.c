@@ -182,6 +182,7 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 	live_clear(qp->live);
 	qp->live->type = BLUE_QPT_RC;
 	qp->live->local_ip = ctx->ip;
+	qp->ctx = ctx;		/* congestion control reads the link's speed from it */
 	blue__retx_reset(qp);
 	blue__cc_reset(qp);
 	err = blue_hal_flow_bind(ctx->sock, qpn);
@@ -193,7 +194,6 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 		blue__slot_disown(ctx->slot_fd, blue_qpn_slot(qpn));
 		goto fail;
 	}
-	qp->ctx = ctx;
 	qp->pd = pd;
 	qp->send_cq = attr->send_cq;
 	qp->recv_cq = attr->recv_cq;
