@@ -5,6 +5,7 @@ median repetition of each case with its min-max, the issue's targets beside them
 chart's data, OUT/results.md and OUT/results.json.
 
 Usage: cc_report.py LOGDIR OUT
+       cc_report.py --goodput RUNDIR    (the sum of one run's goodputs, bit/s)
 
 LOGDIR has one directory per run, CASE.ALGO.rN/, with
   meta          "key value" lines: case, algo, rep, rate_bps (bottleneck), buffer, kmin,
@@ -275,6 +276,10 @@ def fmt(f, v):
 
 
 def main():
+    if sys.argv[1] == "--goodput":     # cc.sh's calibration: one run's goodput sum, bit/s
+        r = analyse(sys.argv[2])
+        print("%.0f" % r.get("goodput_bps", 0))
+        return 0
     logdir, out = sys.argv[1], sys.argv[2]
     runs = [analyse(d) for d in sorted(glob.glob(os.path.join(logdir, "*.r*")))
             if os.path.isdir(d)]
@@ -304,6 +309,7 @@ def main():
         return None
 
     rate = float(meta0.get("rate_bps", 0) or 0)
+    calib = kv(os.path.join(logdir, "calibration"))
     kmax_us = float(meta0.get("kmax", 0) or 0) * 8e6 / rate if rate else None
     targets = []
 
@@ -350,6 +356,12 @@ def main():
             pace_rows.append({"case": k, "none": None, "default": None, "ratio": None})
 
     md = ["# make bench BENCH=cc: congestion control through a bottleneck switch", ""]
+    if calib.get("sustained_bps"):
+        md.append("What this machine sustained through the switch without a bottleneck "
+                  "(two flows, none): %s Mbit/s of goodput; the bottleneck is the issue's "
+                  "1 Gbit/s, or 80 %% of that when less." %
+                  fmt("%.0f", float(calib["sustained_bps"]) / 1e6))
+        md.append("")
     md.append("Bottleneck %s Mbit/s, buffer %s KB, ECN marking Kmin %s KB / Kmax %s KB / "
               "Pmax %s %% (Kmax = %s us of queue at the rate); messages %s B, path MTU "
               "1024; median of %s repetitions, min-max beside it. Definitions: "
@@ -390,7 +402,7 @@ def main():
     with open(os.path.join(out, "results.md"), "w") as f:
         f.write(text)
     with open(os.path.join(out, "results.json"), "w") as f:
-        json.dump({"table": table, "targets": targets, "pacing": pace_rows,
+        json.dump({"calibration": calib, "table": table, "targets": targets, "pacing": pace_rows,
                    "runs": [{k: v for k, v in x.items() if k != "chart"} for x in runs]},
                   f, indent=2)
         f.write("\n")
