@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <sys/random.h>
 
+#include "runtime/cc_wire.h"
 #include "runtime/cm.h"
 #include "runtime/device.h"
 #include "runtime/qp.h"
@@ -88,6 +89,7 @@ int blue_cm_info_from_qp(struct blue_context *ctx, struct blue_qp *qp, int gid_i
 	info->psn = random_psn();
 	info->mtu = port.active_mtu;
 	info->transport = init.qp_type;
+	info->caps = blue__cc_caps_offer();	/* congestion control, on by default */
 	/* the device's addresses, read back from its GID table (see blue_query_gid) */
 	if (blue_query_gid(ctx, 1, 1, &g) == 0)
 		blue__gid_ipv4(&g, &info->ipv4);
@@ -123,6 +125,7 @@ void blue_cm_qp_attr_default(struct blue_cm_qp_attr *a)
 	a->min_rnr_timer = 12;	/* 0.64 ms (IBA table 45) */
 	a->max_rd_atomic = 1;
 	a->max_dest_rd_atomic = 1;
+	a->caps = blue__cc_caps_offer();	/* as blue_cm_info_from_qp() offers */
 }
 
 static void mac_str(const uint8_t m[6], char buf[18])
@@ -257,7 +260,9 @@ static int move_to_rts(struct blue_qp *qp, uint32_t local_psn,
 
 /*
  * What both sides offered is what both use: the peer computes the same AND, so
- * selective retransmission is on at both ends or at neither. Return: 0 or -errno.
+ * selective retransmission is on at both ends or at neither, and both run the same
+ * congestion control (blue__cc_choose(); the window alone when this side offered only
+ * it). Return: 0 or -errno.
  */
 static int set_negotiated(struct blue_qp *qp, const struct blue_cm_info *remote,
 			  const struct blue_cm_qp_attr *attr)
@@ -276,6 +281,10 @@ static int set_negotiated(struct blue_qp *qp, const struct blue_cm_info *remote,
 	if (err)
 		return blue__cm_fail(err, "connect_qp: QP 0x%x: cannot set the "
 				     "retransmission policy", blue_qp_num(qp));
+	err = blue__cc_use(qp, blue__cc_choose(attr->caps, remote->caps));
+	if (err)
+		return blue__cm_fail(err, "connect_qp: QP 0x%x: cannot set the congestion "
+				     "control", blue_qp_num(qp));
 	return 0;
 }
 

@@ -120,10 +120,27 @@ static uint8_t *put_ext(const struct blue_pkt *p, __u32 fl, uint8_t *b)
 	return b;
 }
 
+/* The IPv4 total length of @p's frame (opcode flags @fl), and its pad in *@pad. */
+static size_t ip_len_of(const struct blue_pkt *p, __u32 fl, uint32_t *pad)
+{
+	/* IBA 9.2: pad to a 4-byte multiple; rxe sends zero pad bytes */
+	*pad = (4 - (p->payload_len & 3)) & 3;
+	return BLUE_IPV4_MIN_HLEN + BLUE_UDP_HLEN + blue_opcode_hdr_len(fl) + p->payload_len +
+	       *pad + BLUE_ICRC_LEN;
+}
+
+size_t blue_pkt_frame_len(const struct blue_pkt *p)
+{
+	uint32_t pad;
+
+	return BLUE_ETH_HLEN + (p->has_vlan ? BLUE_VLAN_HLEN : 0) +
+	       ip_len_of(p, blue_opcode_flags(p->opcode), &pad);
+}
+
 int blue_pkt_build(const struct blue_pkt *p, uint8_t *buf, size_t cap)
 {
 	__u32 fl = blue_opcode_flags(p->opcode);
-	size_t l2, ib_len, ip_len, frame_len;
+	size_t l2, ip_len, frame_len;
 	uint8_t *ip, *udp, *bth, *b;
 	uint32_t pad, icrc;
 	int err;
@@ -131,10 +148,7 @@ int blue_pkt_build(const struct blue_pkt *p, uint8_t *buf, size_t cap)
 	err = check_fields(p, fl);
 	if (err)
 		return err;
-	/* IBA 9.2: pad to a 4-byte multiple; rxe sends zero pad bytes */
-	pad = (4 - (p->payload_len & 3)) & 3;
-	ib_len = blue_opcode_hdr_len(fl) + p->payload_len + pad + BLUE_ICRC_LEN;
-	ip_len = BLUE_IPV4_MIN_HLEN + BLUE_UDP_HLEN + ib_len;
+	ip_len = ip_len_of(p, fl, &pad);
 	if (ip_len > 0xffff)
 		return -EINVAL;
 	l2 = BLUE_ETH_HLEN + (p->has_vlan ? BLUE_VLAN_HLEN : 0);

@@ -145,6 +145,12 @@ void blue_pkt_init(struct blue_pkt *p, uint8_t opcode);
 int blue_pkt_build(const struct blue_pkt *p, uint8_t *buf, size_t cap);
 
 /**
+ * blue_pkt_frame_len() - the length of the frame blue_pkt_build() makes of @p (Ethernet
+ * header to ICRC, no FCS), without building it: what a paced sender charges per packet.
+ */
+size_t blue_pkt_frame_len(const struct blue_pkt *p);
+
+/**
  * blue_pkt_parse() - decode and check one frame.
  * @buf: the frame, starting at the Ethernet header
  * @len: bytes in the frame (trailing Ethernet padding is allowed)

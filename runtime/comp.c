@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/cc_wire.h"
 #include "runtime/log.h"
 #include "runtime/mr_copy.h"
 #include "runtime/probes.h"
@@ -93,10 +94,12 @@ void blue__comp_sent(struct blue_qp *qp, uint64_t now)
 void blue__comp_una_advance(struct blue_qp *qp, uint32_t psn)
 {
 	struct blue_qp_ctx *live = qp->live;
+	uint32_t old = live->una_psn;
 
-	if (blue_psn_diff(psn, live->una_psn) <= 0)
+	if (blue_psn_diff(psn, old) <= 0)
 		return;
 	live->una_psn = psn;
+	blue__cc_acked(qp, old, psn);	/* RTT sample, on_ack (cc_rtt.c) */
 	live->retry_left = qp->retry_cnt;
 	live->rnr_left = qp->rnr_retry;
 	qp->comp.in_retry = false;
@@ -136,6 +139,7 @@ static void retry(struct blue_qp *qp, enum blue_retx_reason reason, const char *
 	}
 	live->retry_left--;
 	live->retransmits++;
+	blue__cc_loss(qp);	/* on_loss (cc_rtt.c) */
 	BLUE_PROBE_RETX(qp->qpn, live->una_psn, reason, qp->req.psn_hi);
 	qp->comp.in_retry = true;
 	qp->comp.retry_psn = live->una_psn;

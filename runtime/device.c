@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "runtime/cc_wire.h"
 #include "runtime/device.h"
 #include "runtime/log.h"
 #include "runtime/qp.h"
@@ -89,6 +90,11 @@ struct blue_context *blue_open_device_hal(struct blue_hal *hal, const uint8_t ma
 	ctx = calloc(1, sizeof(*ctx));
 	if (!ctx) {
 		errno = ENOMEM;
+		return NULL;
+	}
+	if (blue__cc_env() == -2) {	/* BLUE_CC names nothing we have (logged) */
+		free(ctx);
+		errno = EINVAL;
 		return NULL;
 	}
 	ctx->hal = hal;

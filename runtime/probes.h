@@ -17,6 +17,7 @@
  *   blue:timer        (qpn, kind, deadline ns, una PSN)           a timer expired;
  *                                                                  enum blue_timer_kind
  *   blue:cm_connected (qpn, peer qpn, setup ns)                   RTS via the CM
+ *   blue:cnp_sent     (qpn, peer IPv4 (network order), PSN)        a CNP answered CE
  *
  * Every site of one probe must pass the same number of arguments: bpftrace refuses an
  * argument that one site lacks (tests/netns/test_observe.sh checks the binaries).

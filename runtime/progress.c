@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "runtime/cc_wire.h"
 #include "runtime/cq.h"
 #include "runtime/device.h"
 #include "runtime/log.h"
@@ -182,12 +183,19 @@ void blue__tx_flush(struct blue_context *ctx)
 
 int blue__qp_tx(struct blue_qp *qp, const struct blue_pkt *p)
 {
-	int err = blue__tx_pkt(qp->ctx, p);
+	bool req = blue_opcode_flags(p->opcode) & BLUE_OPF_REQUEST;
+	int err;
 
+	/* pacing (cc_gate.c): requests only; an unpaced QP pays one predictable branch */
+	if (req && qp->live->rate_mbps && !blue__cc_gate_open(qp))
+		return -EAGAIN;
+	err = blue__tx_pkt(qp->ctx, p);
 	if (err)
 		return err == -EAGAIN ? err : -EAGAIN;
 	qp->live->tx_pkts++;
 	qp->live->tx_bytes += p->payload_len;
+	if (req)
+		blue__cc_sent(qp, p);
 	return 0;
 }
 
@@ -221,17 +229,19 @@ static void rx_frame(struct blue_context *ctx, const struct blue_frame *f)
 	}
 	fl = blue_opcode_flags(p.opcode);
 	if (p.opcode == BLUE_OP_CNP) {
-		/* congestion notification for this QP's sends (annex A17.9.3): counted and
-		 * traced; no rate control reacts to it yet */
+		/* congestion notification for this QP's sends (annex A17.9.3) */
 		st->rx_cnp++;
 		qp->live->cnp_rcvd++;
 		BLUE_PROBE3(cnp, qp->qpn, p.saddr, p.psn);
+		blue__cc_cnp_rx(qp);
 		return;
 	}
 	if (p.opcode > BLUE_OP_RC_SEND_ONLY_INV) {	/* RC opcodes are 0x00-0x1f */
 		st->rx_wrong_transport++;
 		return;
 	}
+	if ((p.tos & BLUE_ECN_MASK) == BLUE_ECN_CE)
+		blue__cc_ce_rx(qp, &p);	/* a switch on the way is congested (cc_ecn.c) */
 	if (fl & BLUE_OPF_REQUEST)
 		blue__resp_rx(qp, &p);
 	else if (fl & BLUE_OPF_RESPONSE)
@@ -361,6 +371,7 @@ int blue__progress(struct blue_context *ctx)
 		struct blue_qp_ctx *live = qp->live;
 
 		blue__comp_run(qp, eng->now_ns);
+		blue__cc_run(qp, eng->now_ns);
 		blue__resp_tx(qp);
 		blue__req_run(qp);
 		if (live->state == BLUE_QPS_ERR)
@@ -370,6 +381,7 @@ int blue__progress(struct blue_context *ctx)
 			sq_busy = true;
 		if (live->timer_deadline_ns && (!next || live->timer_deadline_ns < next))
 			next = live->timer_deadline_ns;
+		next = blue__cc_deadline(qp, next, eng->now_ns);
 	}
 	if (!ack_hold(ctx, sq_busy))
 		blue__tx_flush(ctx);

@@ -50,6 +50,10 @@ struct blue_engine_stats {
 	uint64_t tx_no_frame;	/* a send waited: frame pool or pass budget empty */
 	uint64_t tx_dropped;	/* built but refused by a full TX ring */
 	uint64_t ack_deferred;	/* ACK-only doorbells held over to the next pass */
+	/* congestion control on the wire (runtime/cc_wire.h) */
+	uint64_t tx_paced;	/* a request the pacing gate held for a later pass */
+	uint64_t tx_cnp;	/* RoCEv2 CNPs sent, answering CE-marked requests */
+	uint64_t rx_ce;		/* frames received with ECN CE (IPv4 TOS & 3 == 3) */
 	uint64_t parse_err[BLUE_PARSE_ERR_MAX];
 };
 

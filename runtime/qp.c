@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "runtime/cc_wire.h"
 #include "runtime/codec.h"
 #include "runtime/device.h"
 #include "runtime/log.h"
@@ -533,6 +534,8 @@ int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
 		live->sq_psn = live->una_psn = qp->init_sq_psn;
 		qp->req.psn_hi = qp->init_sq_psn;
 	}
+	if (next == BLUE_QPS_RTS && cur == BLUE_QPS_RTR)
+		blue__cc_at_rts(qp);	/* BLUE_CC, and the algorithm's (re)start */
 	if (next != cur)
 		BLUE_PROBE3(qp_state, qp->qpn, cur, next);
 	__atomic_store_n(&live->state, (uint8_t)next, __ATOMIC_RELEASE);
@@ -592,7 +595,7 @@ void blue__qp_pkt(const struct blue_qp *qp, struct blue_pkt *p, uint8_t opcode, 
 	memcpy(p->src_mac, qp->ctx->mac, 6);
 	p->saddr = live->local_ip;
 	p->daddr = live->peer_ip;
-	p->tos = qp->ah.traffic_class;
+	p->tos = blue__cc_tos(live, qp->ah.traffic_class, opcode);
 	if (qp->ah.hop_limit)
 		p->ttl = qp->ah.hop_limit;
 	p->sport = blue_udp_sport(qp->qpn, live->peer_qpn);

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "runtime/cc_wire.h"
 #include "runtime/log.h"
 #include "runtime/mr_copy.h"
 #include "runtime/probes.h"
@@ -213,7 +214,7 @@ static int send_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, struct bl
 {
 	struct blue_qp_ctx *live = qp->live;
 	uint32_t mtu = blue__qp_mtu(qp), psn = live->sq_psn, npkts;
-	uint32_t off = qp->req.offset;
+	uint32_t off = qp->req.offset, every = blue__cc_window(live, BLUE_ACKREQ_EVERY);
 	uint32_t fl;
 	struct blue_pkt p;
 	int err;
@@ -224,8 +225,9 @@ static int send_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, struct bl
 		return err;
 	}
 	npkts = wqe_npkts(w, off, mtu);
+	/* a congestion window under BLUE_ACKREQ_EVERY asks at least when it fills */
 	if (!(fl & BLUE_OPF_LAST) &&
-	    blue_psn_diff(psn, live->una_psn) % BLUE_ACKREQ_EVERY == BLUE_ACKREQ_EVERY - 1)
+	    blue_psn_diff(psn, live->una_psn) % every == every - 1)
 		p.ackreq = 1;
 	err = blue__qp_tx(qp, &p);
 	if (err)
@@ -293,7 +295,7 @@ int blue__req_run(struct blue_qp *qp)
 	enum blue_req_state st = BLUE_REQ_NEXT_WQE;
 	const struct blue_send_wqe *w = NULL;
 	struct blue_swqe_eng *e = NULL;
-	uint32_t mtu = blue__qp_mtu(qp), limit, sent = 0;
+	uint32_t mtu = blue__qp_mtu(qp), limit, win, sent = 0;
 	int err;
 
 	/* selective retransmission: the holes first, then new packets */
@@ -348,9 +350,10 @@ int blue__req_run(struct blue_qp *qp)
 				break;
 			}
 			/* a message that needs more PSNs than the window goes alone */
+			win = blue__cc_window(live, BLUE_REQ_WINDOW);
 			if (live->sq_psn != live->una_psn &&
 			    blue_psn_diff(live->sq_psn, live->una_psn) +
-			    (int32_t)wqe_npkts(w, 0, mtu) > BLUE_REQ_WINDOW &&
+			    (int32_t)wqe_npkts(w, 0, mtu) > (int32_t)win &&
 			    (blue_op_is_read(w->opcode) || blue_op_is_atomic(w->opcode))) {
 				st = BLUE_REQ_WAIT;
 				break;
@@ -359,7 +362,8 @@ int blue__req_run(struct blue_qp *qp)
 			break;
 
 		case BLUE_REQ_SEND_PKT:
-			if (blue_psn_diff(live->sq_psn, live->una_psn) >= BLUE_REQ_WINDOW) {
+			if (blue_psn_diff(live->sq_psn, live->una_psn) >=
+			    (int32_t)blue__cc_window(live, BLUE_REQ_WINDOW)) {
 				st = BLUE_REQ_WAIT;
 				break;
 			}

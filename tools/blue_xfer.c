@@ -48,6 +48,10 @@
  * exits 0 only if, within --timeout, every QP reached ERROR with its oldest WR completed
  * as RETRY_EXC_ERR and every other WR (and one posted afterwards) as WR_FLUSH_ERR.
  *
+ * --cc none|dcqcn|window offers only that congestion control to the peer (by default
+ * every one built is offered and the CM picks DCQCN when both have it; the window runs
+ * even against a peer that offers none).
+ *
  * --retx sr offers selective retransmission to the peer (BLUE_CM_CAP_SELECTIVE_RETX); it
  * is used when both sides offer it, go-back-N otherwise. --timeout-us BASE,K arms this
  * side's ACK timer at BASE + K * (PSNs in flight) microseconds (blue_qp_set_retx()).
@@ -167,6 +171,8 @@ struct opts {
 	uint8_t ack_timeout;
 	uint8_t retry_cnt;
 	bool sr;		/* offer selective retransmission (--retx sr) */
+	bool cc_given;		/* --cc: offer only this congestion control */
+	uint32_t cc_caps;
 	bool lin_timer;		/* --timeout-us: base + k * cwnd */
 	uint32_t tmo_base_us, tmo_k_us;
 };
@@ -200,6 +206,9 @@ static void usage(FILE *f, const char *argv0)
 		"      --retx=gbn|sr      retransmission: gbn, IBA go-back-N (the default), or sr,\n"
 		"                         selective, offered to the peer; used only when both\n"
 		"                         sides offer it, else go-back-N on both\n"
+		"      --cc=none|dcqcn|window  congestion control to offer (default: every one\n"
+		"                         built, DCQCN chosen when the peer offers it too; the\n"
+		"                         window runs alone; BLUE_CC sets the default)\n"
 		"      --timeout-us=BASE,K  local ACK timeout BASE + K * (PSNs in flight) us\n"
 		"                         instead of 4.096 us * 2^EXP (this side's requester)\n"
 		"      --expect-peer-death  (client) succeed only if the server dies mid-run and\n"
@@ -298,7 +307,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum {
 		O_VERIFY = 256, O_PROGRESS, O_LAT_ITERS, O_LAT_MAX, O_ACK_TMO, O_RETRY,
-		O_DEATH, O_HOLD, O_INJECT, O_RETX, O_TMO_US,
+		O_DEATH, O_HOLD, O_INJECT, O_RETX, O_TMO_US, O_CC,
 	};
 	static const struct option lopts[] = {
 		{ "ib-dev", 1, NULL, 'd' }, { "port", 1, NULL, 'p' },
@@ -311,6 +320,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "retry-cnt", 1, NULL, O_RETRY }, { "expect-peer-death", 0, NULL, O_DEATH },
 		{ "hold", 1, NULL, O_HOLD }, { "inject-mismatch", 0, NULL, O_INJECT },
 		{ "retx", 1, NULL, O_RETX }, { "timeout-us", 1, NULL, O_TMO_US },
+		{ "cc", 1, NULL, O_CC },
 		{ "help", 0, NULL, 'h' }, { NULL, 0, NULL, 0 }
 	};
 	long long v;
@@ -416,6 +426,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 				fprintf(stderr, "invalid --retx '%s': use gbn or sr\n", optarg);
 				v = -1;
 			}
+			break;
+		case O_CC:
+			o->cc_given = true;
+			v = tool_cc_arg(optarg, &o->cc_caps);
 			break;
 		case O_TMO_US:
 			if (parse_tmo_us(optarg, o))
@@ -859,6 +873,15 @@ static int set_retx(struct xfer *x, struct xqp *q, uint32_t i)
 	return 0;
 }
 
+/* With --cc or BLUE_CC, one line saying what the first QP runs (the CM's choice). */
+static void print_cc(const struct opts *o, struct xqp *q, uint32_t i)
+{
+	struct blue_cc_params p;
+
+	if (i == 0 && (o->cc_given || getenv("BLUE_CC")) && blue_qp_query_cc(q->qp, &p) == 0)
+		printf("  congestion control: %s\n", tool_cc_name(p.algo));
+}
+
 /*
  * Both sides: one blue_cm_exchange_qp per QP, in QP order, on the one TCP connection, then
  * every QP to RTS. The server's QPs grant the remote rights its regions carry.
@@ -875,7 +898,8 @@ static int xfer_connect(struct xfer *x)
 	qa.retry_cnt = o->retry_cnt;
 	qa.max_rd_atomic = RD_ATOMIC;
 	qa.max_dest_rd_atomic = RD_ATOMIC;
-	qa.caps = o->sr ? BLUE_CM_CAP_SELECTIVE_RETX : 0;
+	qa.caps = tool_cc_caps(qa.caps, o->cc_given, o->cc_caps) |
+		  (o->sr ? BLUE_CM_CAP_SELECTIVE_RETX : 0);
 	if (x->is_server)
 		qa.access = BLUE_ACCESS_LOCAL_WRITE | BLUE_ACCESS_REMOTE_WRITE |
 			    BLUE_ACCESS_REMOTE_READ | BLUE_ACCESS_REMOTE_ATOMIC;
@@ -907,6 +931,7 @@ static int xfer_connect(struct xfer *x)
 			fprintf(stderr, "QP %u: %s\n", i, blue_cm_last_error());
 			return -1;
 		}
+		print_cc(o, q, i);
 		if (set_retx(x, q, i))
 			return -1;
 		if (i < 4 || i == x->nqps - 1) {

@@ -634,8 +634,11 @@ int blue_cm_exchange_qp(struct blue_context *ctx, int fd, const struct blue_cm_i
 /**
  * blue_cm_info_from_qp() - fill @info for @qp: its QPN, a random starting PSN, the GID
  * at @gid_index, the IPv4 and MAC of the device (from its GID table), the port's active
- * MTU and the QP's transport type. No capabilities and no MR: set them afterwards if
- * wanted (blue_cm_info_set_mr()), and change @info->mtu to ask for a smaller path MTU.
+ * MTU and the QP's transport type, and the congestion control it offers: every
+ * algorithm built (BLUE_CM_CAP_DCQCN, BLUE_CM_CAP_WINDOW_CC), or only the one the
+ * environment's BLUE_CC=none|dcqcn|window names. No MR and no other capability: set them
+ * afterwards if wanted (blue_cm_info_set_mr()), and change @info->mtu to ask for a
+ * smaller path MTU.
  * Return: 0 or an errno (EINVAL: no such GID index).
  */
 int blue_cm_info_from_qp(struct blue_context *ctx, struct blue_qp *qp, int gid_index,
@@ -658,6 +661,10 @@ struct blue_cm_qp_attr {
 	 * The capabilities this side offered (its blue_cm_info.caps). Those the peer offered
 	 * too are used: BLUE_CM_CAP_SELECTIVE_RETX on both sides selects
 	 * BLUE_RETX_SELECTIVE on both QPs; otherwise both use BLUE_RETX_GO_BACK_N.
+	 * Congestion control: DCQCN and the window both offered by both -> DCQCN (the
+	 * default); one of them in common -> that one; none in common -> none, except that
+	 * a side that offered only BLUE_CM_CAP_WINDOW_CC runs the window alone (it needs
+	 * nothing from the peer).
 	 */
 	uint32_t caps;
 };
@@ -665,7 +672,8 @@ struct blue_cm_qp_attr {
 /**
  * blue_cm_qp_attr_default() - the values rc_pingpong uses: access LOCAL_WRITE, GID
  * index 1 (the IPv4 GID), timeout 14, retry_cnt 7, rnr_retry 7, min_rnr_timer 12,
- * one outstanding READ/atomic each way, no capabilities (go-back-N).
+ * one outstanding READ/atomic each way, go-back-N, and the congestion control
+ * blue_cm_info_from_qp() offers (caps: every algorithm built, or what BLUE_CC names).
  */
 void blue_cm_qp_attr_default(struct blue_cm_qp_attr *attr);
 
@@ -679,7 +687,8 @@ void blue_cm_qp_attr_default(struct blue_cm_qp_attr *attr);
  * 16 addresses (ENOSPC when full). On failure nothing is held.
  * Then the retransmission policy: selective when @attr->caps and @remote->caps both
  * have BLUE_CM_CAP_SELECTIVE_RETX, go-back-N otherwise (blue_qp_set_retx(); the timer
- * formula set on the QP before is kept).
+ * formula set on the QP before is kept), and the congestion control from both offers
+ * (see blue_cm_qp_attr.caps; blue_qp_set_cc() with the algorithm's defaults).
  * @attr: NULL for blue_cm_qp_attr_default().
  * Return: 0 or an errno (blue_modify_qp's message names the attribute it refused).
  */

@@ -24,6 +24,10 @@
 #define BLUE_PSN_MASK		0x00ffffffu
 #define BLUE_QPN_MASK		0x00ffffffu
 #define BLUE_CNP_PAYLOAD_LEN	16	/* annex A17.9.3: 16 reserved bytes */
+/* The ECN field, the low 2 bits of the IPv4 TOS (RFC 3168; annex A17.9.1) */
+#define BLUE_ECN_MASK		0x3
+#define BLUE_ECN_ECT0		0x2	/* ECN-capable transport, what DCQCN senders mark */
+#define BLUE_ECN_CE		0x3	/* congestion experienced: a switch marked it */
 
 /* Base Transport Header, 12 bytes (IBA 9.2). */
 struct blue_bth {

@@ -170,6 +170,37 @@ test_rc_ops_peer_that_lives_is_a_failure() {
 	grep -q 'never died' "$CLI_OUT" || fail "no message saying the peer never died"
 }
 
+# cc_line FILE: the congestion control blue_xfer says its first QP runs
+cc_line() {
+	sed -n 's/^  congestion control: //p' "$1" | head -1
+}
+
+test_rc_ops_cc_choice() {
+	# the CM's choice from both offers (runtime/cc_neg.c), over real netdevs, data checked
+	ops_setup
+	local run want_s want_c
+	for run in "dcqcn dcqcn - dcqcn dcqcn" "window window - window window" \
+		   "dcqcn none - none none" "window none - window none" \
+		   "dcqcn env:none - none none"; do
+		read -r s c _ want_s want_c <<<"$run"
+		CLI_ENV=
+		local cargs=(--cc "$c")
+		if [ "${c#env:}" != "$c" ]; then
+			CLI_ENV="BLUE_CC=${c#env:}"
+			cargs=()
+		fi
+		xfer_ab --cc "$s" -- "${cargs[@]}" --op write --size 64K --iters 20 --lat-iters 0 \
+			--verify
+		[ "$CRC" -eq 0 ] || fail "$run: client exited $CRC"
+		[ "$SRC" -eq 0 ] || fail "$run: server exited $SRC"
+		[ "$(cc_line "$SRV_OUT")" = "$want_s" ] ||
+			fail "$run: the server runs '$(cc_line "$SRV_OUT")', want $want_s"
+		[ "$(cc_line "$CLI_OUT")" = "$want_c" ] ||
+			fail "$run: the client runs '$(cc_line "$CLI_OUT")', want $want_c"
+	done
+	CLI_ENV=
+}
+
 test_rc_ops_args() {
 	[ -x "$XFER" ] || fail "$XFER not built"
 	local rc
@@ -183,4 +214,6 @@ test_rc_ops_args() {
 	[ "$rc" -eq 2 ] || fail "--expect-peer-death on a server exited $rc, want 2"
 	rc=0; "$XFER" 10.0.0.1 2>/dev/null || rc=$?
 	[ "$rc" -eq 2 ] || fail "no -d exited $rc, want 2"
+	rc=0; "$XFER" -d lo --cc reno 10.0.0.1 2>/dev/null || rc=$?
+	[ "$rc" -eq 2 ] || fail "--cc reno exited $rc, want 2"
 }

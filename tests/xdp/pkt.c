@@ -199,7 +199,8 @@ size_t pkt_build(const struct pkt_spec *s, uint8_t *buf, size_t cap)
 	if (s->ethertype == ETH_P_IP) {
 		ip_hlen = s->ihl * 4u;
 		p[0] = s->ip_version << 4 | (s->ihl & 0x0f);
-		p[1] = 0x02;			/* ECT(0), as DCQCN senders mark */
+		p[1] = s->ce ? 0x03 : 0x02;	/* ECT(0) as DCQCN senders mark; CE as a
+						 * congested switch leaves it */
 		put16(p + 4, 0x1234);		/* ID */
 		put16(p + 6, s->frag);
 		p[8] = 64;

@@ -45,6 +45,7 @@ struct pkt_spec {
 	uint8_t		pad;		/* BTH PadCnt; that many pad bytes are written */
 	bool		pad_unwritten;	/* claim PadCnt but write no pad bytes */
 	bool		becn;
+	bool		ce;		/* ECN CE (11) in the IPv4 TOS instead of ECT(0) */
 	uint16_t	pkey;		/* BTH P_Key */
 	uint32_t	dqpn;
 	uint32_t	psn;

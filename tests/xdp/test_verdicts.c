@@ -115,6 +115,9 @@ B(uc_write, s->opcode = BLUE_OP_UC_WRITE_ONLY)
 B(cnp, s->opcode = BLUE_OP_CNP; s->payload_len = 0; s->becn = true)
 B(padded, s->payload_len = 61; s->pad = 3)
 B(becn_send, s->becn = true)
+B(ce_send, s->ce = true)
+B(ce_write, s->ce = true; s->opcode = BLUE_OP_RC_WRITE_FIRST)
+B(ce_ack, s->ce = true; s->opcode = BLUE_OP_RC_ACKNOWLEDGE; s->payload_len = 0)
 B(vlan_q, s->vlan_tags = 1)
 B(vlan_ad, s->vlan_tags = 1; s->vlan_tpid = ETH_P_8021AD)
 B(ip_opt_4, s->ihl = 6)
@@ -238,6 +241,10 @@ static const struct xdp_row rows[] = {
 	REDIR("RoCEv2 CNP 0x81 with BECN", cnp, 0),
 	REDIR("SEND Only with PadCnt 3 and its pad bytes", padded, 0),
 	REDIR("BECN set in the DestQP word still steers by the 24-bit QPN", becn_send, 0),
+	/* ECN CE: the responder must see it to answer with a CNP (annex A17.9) */
+	REDIR("ECN CE-marked SEND steers like any other", ce_send, 0),
+	REDIR("ECN CE-marked WRITE First steers like any other", ce_write, 0),
+	REDIR("ECN CE-marked ACK steers like any other", ce_ack, 0),
 	REDIR("802.1Q-tagged RoCEv2", vlan_q, 0),
 	REDIR("802.1ad-tagged RoCEv2", vlan_ad, 0),
 	REDIR("IPv4 with 4 bytes of options (IHL 6)", ip_opt_4, 0),

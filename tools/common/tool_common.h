@@ -25,6 +25,17 @@ long long tool_num_arg(const char *what, const char *s, long long lo, long long 
  */
 int tool_mtu_arg(const char *s);
 
+/*
+ * --cc none|dcqcn|window: the congestion-control caps this side offers (0,
+ * BLUE_CM_CAP_DCQCN, BLUE_CM_CAP_WINDOW_CC), else -1 after a message on stderr.
+ */
+int tool_cc_arg(const char *s, uint32_t *caps);
+/* @caps (blue_cm_qp_attr_default()'s offer) with its CC bits replaced by @cc_caps when
+ * --cc was @given; the window alone runs even against a peer that offers nothing. */
+uint32_t tool_cc_caps(uint32_t caps, bool given, uint32_t cc_caps);
+/* "none", "dcqcn", "window" for an enum blue_cc_algo. */
+const char *tool_cc_name(uint32_t algo);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t tool_now_ns(void);
 /* utime + stime of this process from /proc/self/stat, in seconds (0 if unreadable). */

@@ -76,6 +76,8 @@ struct perf_opts {
 	uint32_t report_us;	/* --report-interval-us: per-QP bytes to a CSV; 0: off */
 	const char *report_file;	/* --report-file (default flows.csv) */
 	uint32_t linger_ms;	/* --linger-ms: keep the QPs this long after the run (own side) */
+	bool cc_given;		/* --cc: offer only this congestion control (own side) */
+	uint32_t cc_caps;
 };
 
 /* perf_opts.c: Return 0 to run, 1 on a usage error, 2 after --help. */

@@ -265,6 +265,7 @@ static int connect_qps(struct perf_ctx *c)
 		    BLUE_ACCESS_REMOTE_ATOMIC;
 	qa.max_rd_atomic = MAX_RD_ATOMIC;
 	qa.max_dest_rd_atomic = MAX_RD_ATOMIC;
+	qa.caps = tool_cc_caps(qa.caps, o->cc_given, o->cc_caps);
 	for (uint32_t i = 0; i < c->nqps; i++) {
 		struct perf_qp *q = &c->q[i];
 
@@ -276,6 +277,7 @@ static int connect_qps(struct perf_ctx *c)
 		if (o->mtu)
 			q->local.mtu = o->mtu;
 		blue_cm_info_set_mr(&q->local, c->mr);
+		q->local.caps = qa.caps;	/* what connect_qp assumes we offered */
 		q->local.mr.addr = (uintptr_t)q->buf;
 		q->local.mr.length = c->slot;
 		err = blue_cm_exchange_qp(c->ctx, c->fd, &q->local, &q->remote, tmo);

@@ -33,6 +33,8 @@ static void usage(FILE *f, const char *argv0, const struct perf_test_desc *t)
 		"%s"
 		"  -e, --events             sleep on the completion channel when idle instead of\n"
 		"                           busy-polling (this side only; for instruction counts)\n"
+		"      --cc=none|dcqcn|window  congestion control this side offers (default:\n"
+		"                           all built; DCQCN when both offer it; BLUE_CC)\n"
 		"      --report_gbits       bandwidth in Gb/sec instead of MB/sec\n"
 		"      --out_json           also write the results as JSON\n"
 		"      --out_json_file=F    ... to F (default perftest_out.json)\n"
@@ -60,7 +62,7 @@ static void usage(FILE *f, const char *argv0, const struct perf_test_desc *t)
 int perf_parse(int argc, char **argv, enum perf_test test, struct perf_opts *o)
 {
 	enum { O_GBITS = 256, O_JSON, O_JSON_FILE, O_TIMEOUT, O_INJECT, O_CQ_MOD, O_REPORT_US,
-	       O_REPORT_FILE, O_LINGER };
+	       O_REPORT_FILE, O_LINGER, O_CC = 300 };
 	static const struct option lopts[] = {
 		{ "ib-dev", 1, NULL, 'd' }, { "gid-index", 1, NULL, 'x' },
 		{ "port", 1, NULL, 'p' }, { "size", 1, NULL, 's' }, { "all", 0, NULL, 'a' },
@@ -73,6 +75,7 @@ int perf_parse(int argc, char **argv, enum perf_test test, struct perf_opts *o)
 		{ "events", 0, NULL, 'e' }, { "cq-mod", 1, NULL, O_CQ_MOD },
 		{ "report-interval-us", 1, NULL, O_REPORT_US },
 		{ "report-file", 1, NULL, O_REPORT_FILE }, { "linger-ms", 1, NULL, O_LINGER },
+		{ "cc", 1, NULL, O_CC },
 		{ "help", 0, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -150,6 +153,10 @@ int perf_parse(int argc, char **argv, enum perf_test test, struct perf_opts *o)
 			o->cas = !strcmp(optarg, "CMP_AND_SWAP");
 			break;
 		case 'e': o->events = true; break;
+		case O_CC:
+			o->cc_given = true;
+			v = tool_cc_arg(optarg, &o->cc_caps);
+			break;
 		case O_GBITS: o->gbits = true; break;
 		case O_JSON: o->json = true; break;
 		case O_JSON_FILE: o->json = true; o->json_file = optarg; break;
