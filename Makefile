@@ -192,8 +192,10 @@ $(LIBTEST_A): $(TLIB_OBJS)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
 # the compat objects too: tests/unit/test_compat_*.c drive the verbs layer in-process;
-# and bluectl's HTTP request parser (tests/unit/test_http_req.c)
-$(UNIT_BIN): $(UNIT_OBJS) $(LIBTEST_A) $(COMPAT_OBJS) $(B)/obj/tools/bluectl/http_req.o \
+# and bluectl's HTTP request parser (tests/unit/test_http_req.c) and QP field table
+# (tests/unit/test_bluectl_qpfields.c)
+BLUECTL_UNIT_OBJS := $(patsubst %,$(B)/obj/tools/bluectl/%.o,http_req qpfields json snap)
+$(UNIT_BIN): $(UNIT_OBJS) $(LIBTEST_A) $(COMPAT_OBJS) $(BLUECTL_UNIT_OBJS) $(LIBLOADER_A) \
 	     $(LIBBLUE_A)
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)

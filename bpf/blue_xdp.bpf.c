@@ -10,6 +10,7 @@
 #include "parse.h"
 #include "blue/dev_stats.h"
 #include "blue/diag.h"
+#include "blue/tune.h"
 #include "blue/qp_ctx.h"
 
 /* The live QP context, shared with the runtime through mmap (include/blue/qp_ctx.h). */
@@ -58,6 +59,19 @@ struct {
 	__type(key, __u32);
 	__type(value, struct blue_diag_cfg);
 } diag SEC(".maps");
+
+/*
+ * Tuning (include/blue/tune.h): written by bluectl, read by the engines through their
+ * mmap. The XDP program never touches it; it is declared here so that it is created,
+ * with BTF, and pinned with the rest.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, BLUE_TUNE_ENTRIES);
+	__type(key, __u32);
+	__type(value, struct blue_tune_entry);
+} tune SEC(".maps");
 
 /* Drop events, written only while diag has BLUE_DIAG_DROPS; read by `bluectl drops`. */
 struct {

@@ -16,7 +16,7 @@
 
 const char *const blue_ld__pin_names[BLUE_LD_NPINS] = {
 	BLUE_PIN_QP_CTX, BLUE_PIN_XSKS, BLUE_PIN_STATS, BLUE_PIN_DEV_STATS, BLUE_PIN_DIAG,
-	BLUE_PIN_DROPS, BLUE_PIN_PROG, BLUE_PIN_LINK,
+	BLUE_PIN_DROPS, BLUE_PIN_TUNE, BLUE_PIN_PROG, BLUE_PIN_LINK,
 };
 
 static bool ifname_ok(const char *ifname)

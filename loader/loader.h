@@ -4,7 +4,8 @@
  * objects it pinned so other processes (bluectl, the runtime, tests) find them by ifname.
  *
  * Pins live in blue_pin_dir(ifname), BLUE_PIN_ROOT "/netns-<cookie>/<ifname>/"
- * (include/blue/pins.h): prog, link, qp_ctx, xsks, stats, dev_stats, diag, drop_events.
+ * (include/blue/pins.h): prog, link, qp_ctx, xsks, stats, dev_stats, diag, drop_events,
+ * tune.
  * They are keyed by network namespace as well as name, since /sys/fs/bpf is shared by
  * every namespace of a mount namespace, so two containers' eth0s each have their own.
  * The pinned XDP link is the record of ownership: detach takes off what it attached and
@@ -25,6 +26,7 @@
 #include <blue/pins.h>
 #include <blue/qp_ctx.h>
 #include <blue/stats.h>
+#include <blue/tune.h>
 
 /* --- logging --------------------------------------------------------------------- */
 
@@ -109,6 +111,7 @@ struct blue_pins {
 	int dev_stats_fd;	/* include/blue/dev_stats.h, one entry per queue, mmapable */
 	int diag_fd;		/* include/blue/diag.h, one entry, mmapable */
 	int drops_fd;		/* ring buffer of struct blue_drop_event */
+	int tune_fd;		/* include/blue/tune.h, BLUE_TUNE_ENTRIES entries, mmapable */
 };
 
 /**
@@ -152,6 +155,9 @@ struct blue_dev_stats *blue_pins_mmap_dev_stats(int dev_stats_fd, bool writable)
 void blue_pins_munmap_dev_stats(struct blue_dev_stats *ds);
 struct blue_diag_cfg *blue_pins_mmap_diag(int diag_fd, bool writable);
 void blue_pins_munmap_diag(struct blue_diag_cfg *cfg);
+/* blue_pins_mmap_tune() - the BLUE_TUNE_ENTRIES tune entries, writable (bluectl set). */
+struct blue_tune_entry *blue_pins_mmap_tune(int tune_fd);
+void blue_pins_munmap_tune(struct blue_tune_entry *map);
 
 /**
  * blue_pins_read_stats() - sum the per-CPU stats map into @out[BLUE_STAT__MAX].

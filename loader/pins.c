@@ -17,7 +17,7 @@
 void blue_pins_close(struct blue_pins *p)
 {
 	int *fds[] = { &p->prog_fd, &p->qp_ctx_fd, &p->xsks_fd, &p->stats_fd,
-		       &p->dev_stats_fd, &p->diag_fd, &p->drops_fd };
+		       &p->dev_stats_fd, &p->diag_fd, &p->drops_fd, &p->tune_fd };
 	size_t i;
 
 	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
@@ -152,10 +152,14 @@ int blue_pins_open(const char *ifname, struct blue_pins *out)
 	static const struct map_expect drops = {
 		BLUE_PIN_DROPS, BPF_MAP_TYPE_RINGBUF, 0, BLUE_DROP_RING_BYTES, 0,
 	};
+	static const struct map_expect tune = {
+		BLUE_PIN_TUNE, BPF_MAP_TYPE_ARRAY, sizeof(struct blue_tune_entry),
+		BLUE_TUNE_ENTRIES, BPF_F_MMAPABLE,
+	};
 	int ret;
 
 	out->prog_fd = out->qp_ctx_fd = out->xsks_fd = out->stats_fd = -1;
-	out->dev_stats_fd = out->diag_fd = out->drops_fd = -1;
+	out->dev_stats_fd = out->diag_fd = out->drops_fd = out->tune_fd = -1;
 	blue_ld__hook_libbpf();
 	if ((ret = blue_ld__ifname_check(ifname)) ||
 	    (ret = open_pin(ifname, BLUE_PIN_PROG, &out->prog_fd)) ||
@@ -165,12 +169,14 @@ int blue_pins_open(const char *ifname, struct blue_pins *out)
 	    (ret = open_newer_pin(ifname, BLUE_PIN_DEV_STATS, &out->dev_stats_fd)) ||
 	    (ret = open_newer_pin(ifname, BLUE_PIN_DIAG, &out->diag_fd)) ||
 	    (ret = open_newer_pin(ifname, BLUE_PIN_DROPS, &out->drops_fd)) ||
+	    (ret = open_newer_pin(ifname, BLUE_PIN_TUNE, &out->tune_fd)) ||
 	    (ret = check_map(ifname, out->qp_ctx_fd, &qp)) ||
 	    (ret = check_map(ifname, out->xsks_fd, &xsks)) ||
 	    (ret = check_map(ifname, out->stats_fd, &stats)) ||
 	    (ret = check_map(ifname, out->dev_stats_fd, &dev)) ||
 	    (ret = check_map(ifname, out->diag_fd, &diag)) ||
-	    (ret = check_map(ifname, out->drops_fd, &drops)))
+	    (ret = check_map(ifname, out->drops_fd, &drops)) ||
+	    (ret = check_map(ifname, out->tune_fd, &tune)))
 		blue_pins_close(out);
 	return ret;
 }
@@ -224,6 +230,18 @@ void blue_pins_munmap_diag(struct blue_diag_cfg *cfg)
 {
 	if (cfg)
 		munmap(cfg, map_size(sizeof(struct blue_diag_cfg), 1));
+}
+
+struct blue_tune_entry *blue_pins_mmap_tune(int tune_fd)
+{
+	return map_mmap(tune_fd, map_size(sizeof(struct blue_tune_entry), BLUE_TUNE_ENTRIES),
+			true);
+}
+
+void blue_pins_munmap_tune(struct blue_tune_entry *map)
+{
+	if (map)
+		munmap(map, map_size(sizeof(struct blue_tune_entry), BLUE_TUNE_ENTRIES));
 }
 
 int blue_pins_read_stats(int stats_fd, struct blue_stat out[BLUE_STAT__MAX])

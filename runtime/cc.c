@@ -9,13 +9,38 @@
 
 #include "runtime/cc.h"
 #include "runtime/log.h"
+#include "runtime/probes.h"
 #include "runtime/qp.h"
+#include "runtime/tune.h"
+
+/*
+ * The algorithms change the rate and the window only through these, so each change is
+ * one USDT probe (blue:cc_rate, blue:cc_window; tools/trace/cc.bt) and the algorithms
+ * stay free of tracing. The QPN is in the live context they already point to.
+ */
+void blue__cc_set_rate(struct blue_cc *cc, uint32_t mbps)
+{
+	uint32_t old = cc->live->rate_mbps;
+
+	cc->live->rate_mbps = mbps;
+	if (old != mbps)
+		BLUE_PROBE4(cc_rate, cc->live->qpn, old, mbps, cc->live->target_rate_mbps);
+}
+
+void blue__cc_set_cwnd(struct blue_cc *cc, uint32_t pkts)
+{
+	uint32_t old = cc->live->cwnd;
+
+	cc->live->cwnd = pkts;
+	if (old != pkts)
+		BLUE_PROBE4(cc_window, cc->live->qpn, old, pkts, cc->live->srtt_ns);
+}
 
 static void none_init(struct blue_cc *cc, uint64_t now)
 {
 	(void)now;
-	cc->live->rate_mbps = 0;
-	cc->live->cwnd = 0;
+	blue__cc_set_rate(cc, 0);
+	blue__cc_set_cwnd(cc, 0);
 	cc->live->alpha = 0;
 	cc->live->target_rate_mbps = 0;
 	cc->next_tx_ns = 0;
@@ -140,6 +165,7 @@ int blue_qp_set_cc(struct blue_qp *qp, const struct blue_cc_params *p)
 	qp->live->cc_algo = (uint8_t)p->algo;
 	qp->live->ecn = (uint8_t)p->ecn;
 	ops->init(&qp->cc, qp->ctx->eng.now_ns);
+	blue__tune_publish(qp);	/* `bluectl get IFNAME qp QPN` shows what it runs */
 	return 0;
 }
 

@@ -66,8 +66,7 @@ struct blue_cc_dcqcn_state {
 /* The window's state (runtime/cc_window.c). */
 struct blue_cc_window_state {
 	uint64_t cwnd_milli;		/* cwnd in 1/1000 packets: AI adds fractions */
-	uint64_t last_cut_ns;		/* at most one cut per RTT */
-	uint64_t srtt_ns;
+	uint64_t last_cut_ns;		/* at most one cut per RTT (live->srtt_ns) */
 	bool cut_seen;			/* last_cut_ns holds a cut */
 };
 
@@ -125,5 +124,13 @@ const struct blue_cc_ops *blue__cc_ops(uint32_t algo) __attribute__((visibility(
 /* blue__cc_defaults() - the documented defaults of every parameter, algorithm @algo. */
 void blue__cc_defaults(struct blue_cc_params *p, uint32_t algo)
 	__attribute__((visibility("hidden")));
+
+/*
+ * blue__cc_set_rate()/_set_cwnd() - what an algorithm calls to change live->rate_mbps
+ * or live->cwnd: writes it and fires blue:cc_rate (qpn, old, new, target Mbit/s) or
+ * blue:cc_window (qpn, old, new packets, srtt ns) when it changed.
+ */
+void blue__cc_set_rate(struct blue_cc *cc, uint32_t mbps) __attribute__((visibility("hidden")));
+void blue__cc_set_cwnd(struct blue_cc *cc, uint32_t pkts) __attribute__((visibility("hidden")));
 
 #endif /* BLUE_RUNTIME_CC_H */

@@ -69,13 +69,12 @@ static void export(struct blue_cc *cc)
 	struct blue_qp_ctx *live = cc->live;
 	bool recovered = !s->rate_deadline_ns;
 
-	if (recovered && !cc->params.dcqcn.line_rate_mbps)
-		live->rate_mbps = 0;
-	else
-		live->rate_mbps = (uint32_t)(s->rate_cur_kbps / 1000);
+	/* the target first: blue:cc_rate reports it with the new rate */
 	live->target_rate_mbps = (uint32_t)(s->rate_target_kbps / 1000);
 	live->alpha = (s->alpha + (1u << (ALPHA_SHIFT - 1))) >> ALPHA_SHIFT;
-	live->cwnd = 0;
+	blue__cc_set_rate(cc, recovered && !cc->params.dcqcn.line_rate_mbps ? 0 :
+			  (uint32_t)(s->rate_cur_kbps / 1000));
+	blue__cc_set_cwnd(cc, 0);
 	cc->timer_ns = s->rate_deadline_ns;
 }
 

@@ -3,9 +3,10 @@
  * A delay-based congestion window, after Swift (Kumar et al., "Swift: Delay is Simple
  * and Effective for Congestion Control in the Datacenter", SIGCOMM 2020, section 3),
  * over struct blue_cc only. The requester's own RTT samples (send to ACK, from on_ack)
- * are the delay; no help from the peer or the switch.
+ * are the delay; no help from the peer or the switch. The smoothed RTT is the
+ * transport's (live->srtt_ns, the rtt_gain EWMA the RTT sampler keeps and updates
+ * before it calls on_ack), not a second copy kept here.
  *
- *  srtt:           srtt += rtt_gain * (sample - srtt), the first sample as it is
  *  on an ACK of n packets, delay = its sample (the srtt when it has none):
  *    delay < target:  cwnd += ai_pkts * n / cwnd          (ai_pkts per RTT)
  *    otherwise:       cwnd *= max(1 - beta * (delay - target) / delay, 1 - max_mdf)
@@ -30,8 +31,7 @@ static void export(struct blue_cc *cc)
 {
 	const struct blue_cc_window_state *s = &cc->s.window;
 
-	cc->live->cwnd = (uint32_t)(s->cwnd_milli / MILLI);
-	cc->live->srtt_ns = (uint32_t)(s->srtt_ns > UINT32_MAX ? UINT32_MAX : s->srtt_ns);
+	blue__cc_set_cwnd(cc, (uint32_t)(s->cwnd_milli / MILLI));
 }
 
 static void clamp(struct blue_cc *cc)
@@ -51,11 +51,10 @@ static void window_init(struct blue_cc *cc, uint64_t now)
 
 	(void)now;
 	s->cwnd_milli = cc->params.window.init_cwnd * MILLI;
-	s->srtt_ns = 0;
 	s->last_cut_ns = 0;
 	s->cut_seen = false;
 	clamp(cc);
-	cc->live->rate_mbps = 0;
+	blue__cc_set_rate(cc, 0);
 	cc->live->alpha = 0;
 	cc->live->target_rate_mbps = 0;
 	cc->next_tx_ns = 0;
@@ -68,7 +67,7 @@ static bool may_cut(const struct blue_cc *cc, uint64_t now)
 {
 	const struct blue_cc_window_state *s = &cc->s.window;
 
-	return !s->cut_seen || now - s->last_cut_ns >= s->srtt_ns;
+	return !s->cut_seen || now - s->last_cut_ns >= cc->live->srtt_ns;
 }
 
 /* cwnd *= @keep/1024, counted as one cut */
@@ -83,29 +82,13 @@ static void cut(struct blue_cc *cc, uint64_t keep, uint64_t now)
 	clamp(cc);
 }
 
-static void srtt_update(struct blue_cc *cc, uint64_t rtt_ns)
-{
-	struct blue_cc_window_state *s = &cc->s.window;
-	uint64_t gain = cc->params.window.rtt_gain;
-
-	if (!s->srtt_ns)
-		s->srtt_ns = rtt_ns;
-	else if (rtt_ns >= s->srtt_ns)
-		s->srtt_ns += (rtt_ns - s->srtt_ns) * gain / 1024;
-	else
-		s->srtt_ns -= (s->srtt_ns - rtt_ns) * gain / 1024;
-	cc->live->rtt_ns = (uint32_t)(rtt_ns > UINT32_MAX ? UINT32_MAX : rtt_ns);
-}
-
 static void window_on_ack(struct blue_cc *cc, uint32_t pkts, uint64_t rtt_ns, uint64_t now)
 {
 	const struct blue_cc_window *p = &cc->params.window;
 	struct blue_cc_window_state *s = &cc->s.window;
 	uint64_t target = p->target_delay_us * 1000ull, delay;
 
-	if (rtt_ns)
-		srtt_update(cc, rtt_ns);
-	delay = rtt_ns ? rtt_ns : s->srtt_ns;
+	delay = rtt_ns ? rtt_ns : cc->live->srtt_ns;
 	if (!delay)
 		return;		/* nothing measured yet: no basis to move */
 	if (delay < target) {

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,6 +19,19 @@
 #include "runtime/probes.h"
 #include "runtime/qp.h"
 
+/* A never-changing entry 0 for a context whose own copy could not be allocated. */
+static struct blue_tune_entry tune_none;
+
+static void tune_use_local(struct blue_obs *o)
+{
+	if (!o->tune_local)
+		o->tune_local = calloc(BLUE_TUNE_ENTRIES, sizeof(*o->tune_local));
+	o->tune = o->tune_local ? o->tune_local : &tune_none;
+	o->tune_entries = o->tune_local ? BLUE_TUNE_ENTRIES : 1;
+	o->tune_seq = o->tune[0].seq;
+	o->tune_if_gen = o->tune[0].gen;
+}
+
 void blue__obs_init(struct blue_context *ctx)
 {
 	struct blue_obs *o = &ctx->obs;
@@ -27,6 +41,7 @@ void blue__obs_init(struct blue_context *ctx)
 	o->diag = &o->diag_local;
 	o->ds->owner_pid = (__u32)getpid();
 	o->ds->opens = 1;
+	tune_use_local(o);
 }
 
 static size_t page_round(size_t n)
@@ -77,6 +92,29 @@ out:
 }
 
 #define DS_MAP_LEN	page_round(sizeof(struct blue_dev_stats) * BLUE_MAX_QUEUES)
+#define TUNE_MAP_LEN	page_round(sizeof(struct blue_tune_entry) * BLUE_TUNE_ENTRIES)
+
+/*
+ * The pinned tune map instead of the local copy. What is in it already (defaults set
+ * before this engine started) is taken at QP creation, so the engine starts level with
+ * its seq and gen rather than answering old requests.
+ */
+static void tune_open(struct blue_obs *o, const char *ifname)
+{
+	struct blue_tune_entry *t;
+
+	t = map_pin(ifname, BLUE_PIN_TUNE, sizeof(*t), BLUE_TUNE_ENTRIES,
+		    PROT_READ | PROT_WRITE);
+	if (!t)
+		return;	/* logged; `bluectl set` finds no engine to answer */
+	free(o->tune_local);
+	o->tune_local = NULL;
+	o->tune_map = t;
+	o->tune = t;
+	o->tune_entries = BLUE_TUNE_ENTRIES;
+	o->tune_seq = __atomic_load_n(&t[0].seq, __ATOMIC_ACQUIRE);
+	o->tune_if_gen = __atomic_load_n(&t[0].gen, __ATOMIC_ACQUIRE);
+}
 
 int blue__obs_open(struct blue_context *ctx, const char *ifname, unsigned int queue)
 {
@@ -94,6 +132,7 @@ int blue__obs_open(struct blue_context *ctx, const char *ifname, unsigned int qu
 		munmap(ds, DS_MAP_LEN);
 		return -ENOENT;
 	}
+	tune_open(o, ifname);
 	o->ds_map = ds;
 	ds += queue;	/* this context's queue: its entry has one writer */
 	o->ds = ds;
@@ -157,6 +196,13 @@ void blue__obs_close(struct blue_context *ctx)
 
 	blue__obs_publish(ctx);
 	o->ds->owner_pid = 0;
+	if (o->tune_map)
+		munmap(o->tune_map, TUNE_MAP_LEN);
+	o->tune_map = NULL;
+	free(o->tune_local);
+	o->tune_local = NULL;
+	o->tune = &tune_none;
+	o->tune_entries = 1;
 	if (!o->ds_map)
 		return;
 	munmap(o->ds_map, DS_MAP_LEN);

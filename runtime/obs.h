@@ -15,6 +15,7 @@
 
 #include <blue/dev_stats.h>
 #include <blue/diag.h>
+#include <blue/tune.h>
 
 #define BLUE_OBS_HIDDEN __attribute__((visibility("hidden")))
 
@@ -31,6 +32,17 @@ struct blue_obs {
 	struct blue_dev_engine base_eng;
 	struct blue_dev_stats ds_local;
 	struct blue_diag_cfg diag_local;
+	/*
+	 * The tune map (include/blue/tune.h): the pinned one (mmapped), or the context's
+	 * own heap copy over the loopback HAL (tests write it as bluectl would); a single
+	 * never-changing entry if that allocation failed (tune_entries 1).
+	 */
+	struct blue_tune_entry *tune;
+	struct blue_tune_entry *tune_map;	/* the pinned mapping; NULL: local */
+	struct blue_tune_entry *tune_local;
+	unsigned int tune_entries;		/* BLUE_TUNE_ENTRIES, or 1 */
+	uint64_t tune_seq;			/* entry 0's seq when the engine last looked */
+	uint64_t tune_if_gen;			/* entry 0's gen it last applied */
 };
 
 /* Point @ctx's observability at its own memory (diag off). Cannot fail. */

@@ -17,7 +17,12 @@
  *   blue:timer        (qpn, kind, deadline ns, una PSN)           a timer expired;
  *                                                                  enum blue_timer_kind
  *   blue:cm_connected (qpn, peer qpn, setup ns)                   RTS via the CM
+ *   blue:cc_rate      (qpn, old Mbit/s, new Mbit/s, target Mbit/s) the paced rate changed
+ *   blue:cc_window    (qpn, old cwnd, new cwnd, srtt ns)           the window changed
  *   blue:cnp_sent     (qpn, peer IPv4 (network order), PSN)        a CNP answered CE
+ *   blue:tune         (qpn, keys, keys refused, gen)               the engine applied a
+ *                     `bluectl set` (qpn 0: the interface's defaults); keys are
+ *                     bits of enum blue_tune_key (include/blue/tune.h)
  *
  * Every site of one probe must pass the same number of arguments: bpftrace refuses an
  * argument that one site lacks (tests/netns/test_observe.sh checks the binaries).

@@ -22,6 +22,7 @@
 #include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
+#include "runtime/tune.h"
 
 uint64_t blue__now_ns(void)
 {
@@ -353,6 +354,7 @@ int blue__progress(struct blue_context *ctx)
 	eng->budget = BLUE_TX_PASS;
 	eng->st.passes++;
 	tx0 = eng->st.tx_frames;
+	blue__tune_check(ctx, &ctx->obs);	/* bluectl set: one word per pass */
 
 	got = rx_drain(ctx);
 	/*

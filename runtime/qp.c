@@ -18,6 +18,7 @@
 #include "runtime/probes.h"
 #include "runtime/qp.h"
 #include "runtime/slot_owner.h"
+#include "runtime/tune.h"
 
 const char *blue__qp_state_str(unsigned int state)
 {
@@ -204,6 +205,7 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 	attr->cap.max_send_sge = sge;
 	attr->cap.max_recv_sge = qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->sq.max_inline;
+	blue__tune_qp_init(qp);	/* the interface's defaults (bluectl set IFNAME) */
 	qp->next = ctx->qps;
 	ctx->qps = qp;
 	ctx->qp_by_slot[blue_qpn_slot(qpn)] = qp;
@@ -232,6 +234,7 @@ int blue_destroy_qp(struct blue_qp *qp)
 	/* ACKs the last pass held (progress.c ack_hold) go now: the peer waits for them */
 	blue__tx_flush(ctx);
 	/* stop steering first (RESET drops at XDP), then free the slot for others */
+	blue__tune_qp_gone(qp);
 	live_clear(qp->live);
 	blue_hal_flow_unbind(ctx->hal, qp->qpn);
 	blue__slot_disown(ctx->slot_fd, blue_qpn_slot(qp->qpn));
@@ -446,6 +449,7 @@ static void qp_reset(struct blue_qp *qp)
 	blue__comp_reset(qp);
 	blue__retx_reset(qp);
 	blue__cc_reset(qp);
+	blue__tune_qp_init(qp);
 }
 
 int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)

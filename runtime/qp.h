@@ -64,6 +64,7 @@ struct blue_qp {
 	struct blue_comp comp;
 	struct blue_retx retx;		/* policy, timer formula, selective-retx state */
 	struct blue_cc cc;		/* congestion control (runtime/cc.h) */
+	uint64_t tune_gen;		/* the gen of its tune entry it last applied (tune.h) */
 };
 
 /* Whether @qp uses selective retransmission (else IBA go-back-N). */

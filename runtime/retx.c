@@ -14,6 +14,7 @@
 
 #include "runtime/log.h"
 #include "runtime/qp.h"
+#include "runtime/tune.h"
 
 uint64_t blue__retx_timeout_ns(struct blue_qp *qp)
 {
@@ -99,6 +100,7 @@ int blue_qp_set_retx(struct blue_qp *qp, const struct blue_retx_attr *a)
 	qp->retx.k_us = a->k_us;
 	qp->live->retx_policy = qp->retx.policy;
 	qp->live->retx_timer = qp->retx.timer;
+	blue__tune_publish(qp);	/* `bluectl get IFNAME qp QPN` shows what it runs */
 	return 0;
 }
 

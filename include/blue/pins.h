@@ -27,6 +27,7 @@
 #define BLUE_PIN_DEV_STATS	"dev_stats"	/* include/blue/dev_stats.h */
 #define BLUE_PIN_DIAG		"diag"		/* include/blue/diag.h */
 #define BLUE_PIN_DROPS		"drop_events"	/* ring buffer of struct blue_drop_event */
+#define BLUE_PIN_TUNE		"tune"		/* include/blue/tune.h */
 
 /**
  * blue_pin_dir() - the pin directory of @ifname in the caller's network namespace.

@@ -99,7 +99,7 @@ test_observe_probes_in_binaries() {
 	local want
 	# name:arguments, as runtime/probes.h documents them
 	want="qp_state:3 post_send:5 post_recv:3 completion:5 retransmit:4 nak_sent:3 \
-nak_rcvd:3 rnr:4 cnp:3 timer:4 cm_connected:3"
+nak_rcvd:3 rnr:4 cnp:3 timer:4 cm_connected:3 cc_rate:4 cc_window:4 cnp_sent:3 tune:4"
 	"$PY" - "$XFER" "$want" "$BLUECTL" "xdp_drop:4" <<'EOF' || fail "USDT probes wrong"
 import collections, re, subprocess, sys
 ok = True
@@ -137,7 +137,7 @@ print("xdpdrops.bt reasons match bluectl:", len(names))
 ' "$TRACE/xdpdrops.bt" || fail "xdpdrops.bt's reason table is out of date"
 	# every script starts with its usage
 	local s
-	for s in qpstate retrans lat naks xdpdrops; do
+	for s in qpstate retrans lat naks xdpdrops cc; do
 		head -30 "$TRACE/$s.bt" | grep -q ' \* Usage:' || fail "$s.bt: no usage header"
 	done
 }

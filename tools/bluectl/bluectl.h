@@ -43,11 +43,22 @@ struct snap {
 	struct blue_diag_cfg diag;
 	struct blue_qp_ctx *qps;		/* the slots in use, sorted by peer, then QPN */
 	unsigned int nqps;
+	/* `bluectl set` changes applied (include/blue/tune.h): the interface's defaults,
+	 * and per slot the count of the QP its entry describes (0 for any other QP) */
+	uint64_t tune_changes;
+	uint64_t *tune_slot_changes;
+	__u32 *tune_slot_qpn;
 };
 
+/* How many `bluectl set` changes @q's engine applied to it. */
+uint64_t snap_tune_changes(const struct snap *s, const struct blue_qp_ctx *q);
 /* Read it all; 0, or 1 after saying why on stderr. */
 int snap_take(const char *ifname, struct snap *s);
 void snap_free(struct snap *s);
+/* The QP @qpn in @s, or NULL after saying on stderr what its slot holds (qp.c). */
+const struct blue_qp_ctx *snap_find_qp(const struct snap *s, __u32 qpn);
+/* A QPN argument (decimal or 0x-hex): 0, or EXIT_USAGE after saying why. */
+int qpn_parse(const char *arg, __u32 *qpn);
 struct jw;
 /* A command that shows one snapshot: @json_body inside a top-level JSON object with
  * --json, else @text on stdout. 0, or 1 when the snapshot could not be taken. */
@@ -58,6 +69,8 @@ uint64_t mono_ns(void);
 
 const char *qp_state_name(unsigned int s);
 const char *qp_type_name(unsigned int t);
+/* "none", "dcqcn", "window" (the names `bluectl set cc.algo=` takes), "?" (qpfields.c). */
+const char *cc_algo_name(unsigned int a);
 /* "a.b.c.d" of a network-order IPv4 address, in @buf (16 bytes). */
 const char *ip_str(uint32_t be_addr, char *buf);
 /* A histogram's count as the sum of its buckets (see blue__obs hist_add). */
@@ -95,6 +108,12 @@ enum qf_kind {
 	QF_STATE,
 	QF_TYPE,
 	QF_MTU,		/* IB MTU enum */
+	QF_CC_ALGO,	/* enum blue_cc_algo, by name */
+	QF_ONOFF,	/* 0/1 as off/on */
+	QF_MBPS,	/* Mbit/s; 0 unpaced */
+	QF_FRAC1024,	/* a fraction in 1/1024 */
+	QF_NS_US,	/* nanoseconds, shown in microseconds */
+	QF_PKTS,	/* a window in packets; 0 none */
 };
 
 enum qf_metric {
@@ -152,6 +171,9 @@ int cmd_watch(const char *ifname, const struct opts *o);
 int cmd_metrics(const char *ifname, const struct opts *o);
 int cmd_diag(const char *what, const char *ifname, const struct opts *o);
 int cmd_drops(const char *ifname, const struct opts *o);
+/* bluectl set|get IFNAME [qp QPN] key=value... (tune.c); @args after IFNAME. */
+int cmd_set(const char *ifname, int argc, char **args, const struct opts *o);
+int cmd_get(const char *ifname, int argc, char **args, const struct opts *o);
 
 /* The pieces `watch` reuses. */
 void stats_print_text(const struct snap *s, FILE *f);

@@ -46,6 +46,16 @@ static const char usage_text[] =
 	"  drops IFNAME [--count N] [--timeout SEC]\n"
 	"                                         print XDP drop events as they happen (needs\n"
 	"                                         diag on); each also fires USDT blue:xdp_drop\n"
+	"  set IFNAME [qp QPN] KEY=VALUE...       change retransmission, congestion control\n"
+	"                                         or diagnostics under the running engines:\n"
+	"                                         the interface's defaults (every QP, and\n"
+	"                                         QPs created later) or one QP's; waits up\n"
+	"                                         to 200 ms for the engine to apply it\n"
+	"                                         (keys: retx.policy, retx.timer,\n"
+	"                                         retx.base_us, retx.k_us, cc.algo, cc.ecn,\n"
+	"                                         dcqcn.*, window.*, diag; 'get' lists all)\n"
+	"  get IFNAME [qp QPN]                    every key=value a QP runs now, or the\n"
+	"                                         interface's defaults\n"
 	"\n"
 	"  --json          one JSON value per line instead of text (every command)\n"
 	"  -v, --verbose   show libbpf's messages (verifier log, kernel errors)\n"
@@ -172,6 +182,13 @@ static int dispatch(int argc, char **argv, const struct opts *o, unsigned int se
 		if (argc == 4 && !strcmp(argv[1], "show"))
 			return cmd_qp_show(argv[2], argv[3], o);
 		return usage_error("usage: 'qp list IFNAME' or 'qp show IFNAME QPN'");
+	}
+	if (!strcmp(cmd, "set") || !strcmp(cmd, "get")) {
+		if (argc < 2)
+			return usage_error("'%s' needs an IFNAME", cmd);
+		if (!strcmp(cmd, "set"))
+			return cmd_set(argv[1], argc - 2, argv + 2, o);
+		return cmd_get(argv[1], argc - 2, argv + 2, o);
 	}
 	if (!strcmp(cmd, "diag")) {
 		if (argc == 3 && (!strcmp(argv[1], "on") || !strcmp(argv[1], "off") ||

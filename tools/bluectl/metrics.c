@@ -188,6 +188,10 @@ static void device_metrics(struct mw *m)
 	for (i = 0; i < s->nqps; i++)
 		if (s->qps[i].state < 7)
 			counts[s->qps[i].state]++;
+	family(m, "blue_tune_changes_total", "counter",
+	       "`bluectl set` changes of the interface's defaults the engines applied");
+	sample_u(m, "blue_tune_changes_total", NULL, s->tune_changes);
+
 	family(m, "blue_qps", "gauge", "queue pairs in the QP-context map, by state");
 	for (i = 0; i < 7; i++) {
 		memset(&l, 0, sizeof(l));
@@ -247,6 +251,12 @@ static void qp_metrics(struct mw *m)
 			else
 				sample(m, name, &l, false, 0, (double)v * f->scale);
 		}
+	}
+	family(m, "blue_qp_tune_changes_total", "counter",
+	       "`bluectl set IFNAME qp QPN` changes its engine applied");
+	for (k = 0; k < s->nqps; k++) {
+		qp_labels(m, &s->qps[k], &l, qpn, peer, peer_qpn);
+		sample_u(m, "blue_qp_tune_changes_total", &l, snap_tune_changes(s, &s->qps[k]));
 	}
 }
 

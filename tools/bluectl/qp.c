@@ -156,35 +156,58 @@ int cmd_qp_list(const char *ifname, const struct opts *o)
 	return snap_show(ifname, o, qp_list_json_body, qp_list_text_all);
 }
 
-int cmd_qp_show(const char *ifname, const char *qpn_arg, const struct opts *o)
+int qpn_parse(const char *arg, __u32 *qpn)
 {
-	const struct blue_qp_ctx *q = NULL;
-	unsigned long qpn;
-	unsigned int i;
-	struct snap s;
-	char *end, val[48];
-	__u32 slot;
+	unsigned long v;
+	char *end;
 
 	errno = 0;
-	qpn = strtoul(qpn_arg, &end, 0);
-	if (errno || *end || end == qpn_arg || qpn == 0 || qpn > BLUE_QPN_MASK) {
+	v = strtoul(arg, &end, 0);
+	if (errno || *end || end == arg || v == 0 || v > BLUE_QPN_MASK) {
 		fprintf(stderr, "bluectl: '%s': not a QPN (1 to 0x%x, decimal or 0x-hex)\n",
-			qpn_arg, BLUE_QPN_MASK);
+			arg, BLUE_QPN_MASK);
 		return EXIT_USAGE;
 	}
+	*qpn = (__u32)v;
+	return 0;
+}
+
+const struct blue_qp_ctx *snap_find_qp(const struct snap *s, __u32 qpn)
+{
+	const struct blue_qp_ctx *q = NULL;
+	__u32 slot = blue_qpn_slot(qpn);
+	unsigned int i;
+
+	for (i = 0; i < s->nqps; i++)
+		if (blue_qpn_slot(s->qps[i].qpn) == slot)
+			q = &s->qps[i];
+	if (q && q->qpn == qpn)
+		return q;
+	if (q)
+		fprintf(stderr, "bluectl: %s: QP 0x%06x not found (its slot %u holds QP 0x%06x; "
+			"see 'bluectl qp list %s')\n", s->ifname, qpn, slot, q->qpn, s->ifname);
+	else
+		fprintf(stderr, "bluectl: %s: QP 0x%06x not found (slot %u is free; see "
+			"'bluectl qp list %s')\n", s->ifname, qpn, slot, s->ifname);
+	return NULL;
+}
+
+int cmd_qp_show(const char *ifname, const char *qpn_arg, const struct opts *o)
+{
+	const struct blue_qp_ctx *q;
+	unsigned int i;
+	struct snap s;
+	char val[48];
+	__u32 qpn, slot;
+	int ret;
+
+	if ((ret = qpn_parse(qpn_arg, &qpn)))
+		return ret;
 	if (snap_take(ifname, &s))
 		return 1;
-	slot = blue_qpn_slot((__u32)qpn);
-	for (i = 0; i < s.nqps; i++)
-		if (blue_qpn_slot(s.qps[i].qpn) == slot)
-			q = &s.qps[i];
-	if (!q || q->qpn != qpn) {
-		if (q)
-			fprintf(stderr, "bluectl: %s: QP 0x%06lx not found (its slot %u holds "
-				"QP 0x%06x)\n", ifname, qpn, slot, q->qpn);
-		else
-			fprintf(stderr, "bluectl: %s: QP 0x%06lx not found (slot %u is free)\n",
-				ifname, qpn, slot);
+	slot = blue_qpn_slot(qpn);
+	q = snap_find_qp(&s, qpn);
+	if (!q) {
 		snap_free(&s);
 		return 1;
 	}

@@ -39,7 +39,7 @@ const struct qp_field qp_fields[] = {
 	F(timer_inflight, QF_U, QM_GAUGE, "timer_inflight_packets",
 	  "PSNs in flight when the ACK timer was last armed"),
 	/* metrics in base units (Prometheus naming): Mbit/s -> bytes/s, ns -> s */
-	FS(rate_mbps, QF_U, QM_GAUGE, "rate_bytes_per_second", 125000.0,
+	FS(rate_mbps, QF_MBPS, QM_GAUGE, "rate_bytes_per_second", 125000.0,
 	   "paced send rate; 0 when unpaced"),
 	FS(timer_deadline_ns, QF_U, QM_GAUGE, "timer_deadline_seconds", 1e-9,
 	   "CLOCK_MONOTONIC deadline of the retransmit or RNR timer; 0 when disarmed"),
@@ -65,15 +65,15 @@ const struct qp_field qp_fields[] = {
 	  "retransmit timer (0 IBA exponential, 1 base + k * in flight)"),
 	F(pkey, QF_HEX16, QM_NONE, NULL, NULL),
 	F(owner_pid, QF_U, QM_NONE, NULL, NULL),
-	F(cc_algo, QF_U, QM_GAUGE, "cc_algo",
+	F(cc_algo, QF_CC_ALGO, QM_GAUGE, "cc_algo",
 	  "congestion control (0 none, 1 DCQCN, 2 window)"),
-	F(ecn, QF_U, QM_GAUGE, "ecn", "1 when the QP sends ECT and answers CE with CNPs"),
-	F(cwnd, QF_U, QM_GAUGE, "cwnd_packets", "congestion window in packets; 0: none"),
-	FS(alpha, QF_U, QM_GAUGE, "dcqcn_alpha", 1.0 / 1024, "DCQCN alpha"),
-	FS(target_rate_mbps, QF_U, QM_GAUGE, "target_rate_bytes_per_second", 125000.0,
+	F(ecn, QF_ONOFF, QM_GAUGE, "ecn", "1 when the QP sends ECT and answers CE with CNPs"),
+	F(cwnd, QF_PKTS, QM_GAUGE, "cwnd_packets", "congestion window in packets; 0: none"),
+	FS(alpha, QF_FRAC1024, QM_GAUGE, "dcqcn_alpha", 1.0 / 1024, "DCQCN alpha"),
+	FS(target_rate_mbps, QF_MBPS, QM_GAUGE, "target_rate_bytes_per_second", 125000.0,
 	   "DCQCN target rate"),
-	FS(srtt_ns, QF_U, QM_GAUGE, "srtt_seconds", 1e-9, "smoothed RTT (send to ACK)"),
-	FS(rtt_ns, QF_U, QM_GAUGE, "rtt_seconds", 1e-9, "last RTT sample"),
+	FS(srtt_ns, QF_NS_US, QM_GAUGE, "srtt_seconds", 1e-9, "smoothed RTT (send to ACK)"),
+	FS(rtt_ns, QF_NS_US, QM_GAUGE, "rtt_seconds", 1e-9, "last RTT sample"),
 	F(cnp_sent, QF_U, QM_COUNTER, "cnps_sent_total", "CNPs sent, answering ECN CE"),
 	F(ecn_ce_rcvd, QF_U, QM_COUNTER, "ecn_ce_received_total",
 	  "packets received with ECN CE"),
@@ -81,6 +81,13 @@ const struct qp_field qp_fields[] = {
 };
 
 const unsigned int qp_nfields = sizeof(qp_fields) / sizeof(qp_fields[0]);
+
+const char *cc_algo_name(unsigned int a)
+{
+	static const char *const names[BLUE_CC__MAX] = { "none", "dcqcn", "window" };
+
+	return a < BLUE_CC__MAX ? names[a] : "?";
+}
 
 uint64_t qf_value(const struct qp_field *f, const struct blue_qp_ctx *q)
 {
@@ -139,6 +146,31 @@ void qf_format(const struct qp_field *f, const struct blue_qp_ctx *q, char *buf,
 		snprintf(buf, len, "%s (%llu)", qp_type_name((unsigned int)v),
 			 (unsigned long long)v);
 		break;
+	case QF_CC_ALGO:
+		snprintf(buf, len, "%s (%llu)", cc_algo_name((unsigned int)v),
+			 (unsigned long long)v);
+		break;
+	case QF_ONOFF:
+		snprintf(buf, len, "%s (%llu)", v ? "on" : "off", (unsigned long long)v);
+		break;
+	case QF_MBPS:
+		if (v)
+			snprintf(buf, len, "%llu Mbit/s", (unsigned long long)v);
+		else
+			snprintf(buf, len, "0 (unpaced)");
+		break;
+	case QF_FRAC1024:
+		snprintf(buf, len, "%.3f (%llu/1024)", (double)v / 1024, (unsigned long long)v);
+		break;
+	case QF_NS_US:
+		snprintf(buf, len, "%.1f us", (double)v / 1000);
+		break;
+	case QF_PKTS:
+		if (v)
+			snprintf(buf, len, "%llu packets", (unsigned long long)v);
+		else
+			snprintf(buf, len, "0 (no window)");
+		break;
 	case QF_MTU:
 		if (v >= 1 && v <= 5)
 			snprintf(buf, len, "%u (%llu)", 128u << v, (unsigned long long)v);
@@ -160,6 +192,7 @@ void qf_json(struct jw *w, const struct blue_qp_ctx *q)
 		jw_u64(w, qp_fields[i].name, qf_value(&qp_fields[i], q));
 	jw_str(w, "state_name", qp_state_name(q->state));
 	jw_str(w, "type_name", qp_type_name(q->type));
+	jw_str(w, "cc_algo_name", cc_algo_name(q->cc_algo));
 	jw_str(w, "peer_addr", ip_str(q->peer_ip, buf));
 	jw_str(w, "local_addr", ip_str(q->local_ip, buf));
 	jw_u64(w, "path_mtu_bytes", q->path_mtu >= 1 && q->path_mtu <= 5 ? 128u << q->path_mtu : 0);

@@ -133,6 +133,37 @@ static void ds_sum_queues(struct snap *s, const struct blue_dev_stats *ds, int p
 	}
 }
 
+/* The change counters of the tune map; 0, or 1 after saying why. */
+static int snap_tune(struct snap *s, int tune_fd)
+{
+	struct blue_tune_entry *t = blue_pins_mmap_tune(tune_fd);
+	uint32_t slot;
+
+	s->tune_slot_changes = calloc(BLUE_MAX_QP, sizeof(*s->tune_slot_changes));
+	s->tune_slot_qpn = calloc(BLUE_MAX_QP, sizeof(*s->tune_slot_qpn));
+	if (!t || !s->tune_slot_changes || !s->tune_slot_qpn) {
+		fprintf(stderr, "bluectl: %s: cannot map the %s map: %s\n", s->ifname,
+			BLUE_PIN_TUNE, strerror(t ? ENOMEM : errno));
+		blue_pins_munmap_tune(t);
+		return 1;
+	}
+	s->tune_changes = t[0].changes;
+	for (slot = 0; slot < BLUE_MAX_QP; slot++) {
+		s->tune_slot_qpn[slot] = __atomic_load_n(&t[1 + slot].qpn, __ATOMIC_ACQUIRE);
+		s->tune_slot_changes[slot] = t[1 + slot].changes;
+	}
+	blue_pins_munmap_tune(t);
+	return 0;
+}
+
+uint64_t snap_tune_changes(const struct snap *s, const struct blue_qp_ctx *q)
+{
+	uint32_t slot = blue_qpn_slot(q->qpn);
+
+	return s->tune_slot_qpn && s->tune_slot_qpn[slot] == q->qpn ?
+		s->tune_slot_changes[slot] : 0;
+}
+
 int snap_take(const char *ifname, struct snap *s)
 {
 	struct blue_qp_ctx *table = NULL;
@@ -182,6 +213,8 @@ int snap_take(const char *ifname, struct snap *s)
 			s->nqps++;
 	}
 	qsort(s->qps, s->nqps, sizeof(*s->qps), by_peer);
+	if (snap_tune(s, p.tune_fd))
+		goto out;
 	rc = 0;
 out:
 	blue_pins_munmap_qp_ctx(table);
@@ -197,6 +230,10 @@ void snap_free(struct snap *s)
 {
 	free(s->qps);
 	s->qps = NULL;
+	free(s->tune_slot_changes);
+	s->tune_slot_changes = NULL;
+	free(s->tune_slot_qpn);
+	s->tune_slot_qpn = NULL;
 	s->nqps = 0;
 }
 
