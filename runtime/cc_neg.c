@@ -101,7 +101,14 @@ int blue__cc_use(struct blue_qp *qp, uint32_t algo)
 
 	if (qp->cc.params.algo == algo && qp->cc.ops == blue__cc_ops(algo))
 		return 0;	/* already: keep parameters someone set */
+	/*
+	 * Every algorithm's parameters are kept (the interface's defaults that `bluectl set
+	 * IFNAME dcqcn.x=...` gave this QP while it ran none); the pick brings only the
+	 * algorithm and its ECN default (blue__cc_defaults: on for DCQCN).
+	 */
 	blue__cc_defaults(&p, algo);
+	p.dcqcn = qp->cc.params.dcqcn;
+	p.window = qp->cc.params.window;
 	return blue_qp_set_cc(qp, &p);
 }
 
