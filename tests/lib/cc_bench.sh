@@ -43,9 +43,9 @@ qp_sampler() {
 
 qp_sampler_stop() {
 	local pid=${!1}
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-	return 0
+	# under set -e too: the status of a killed job is no failure here
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
 }
 
 # qp_max FILE FIELD [QPN]: the largest value FIELD took in any snapshot of FILE (a
