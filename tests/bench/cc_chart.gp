@@ -1,14 +1,15 @@
 # make bench BENCH=cc's chart, drawn as the DCQCN paper draws its (Zhu et al. 2015,
 # figures 13-14): per-flow throughput over time above, the bottleneck queue below, one
 # column per algorithm, from the join/leave run cc_report.py picked (the median join).
-# Usage: gnuplot -e "dir='OUT'; out='FILE.png'" tests/bench/cc_chart.gp
+# Usage: gnuplot -e "dir='OUT'; out='FILE.png'; rate='MBIT'" tests/bench/cc_chart.gp
 # Data: dir/chart_ALGO_flows.dat (blocks per flow: ms, Mbit/s over 5 ms) and
 #       dir/chart_ALGO_queue.dat (ms, KB: the largest depth in each 100 us slot).
 set terminal pngcairo size 1500,800 font "sans,10"
 set output out
 algos = "none dcqcn window"
 titles = "none DCQCN window"
-set multiplot layout 2,3 title "Congestion control: a flow joins a running one and leaves again (bottleneck 1 Gbit/s)"
+if (!exists("rate")) rate = "?"
+set multiplot layout 2,3 title sprintf("Congestion control: a flow joins a running one and leaves again (bottleneck %s Mbit/s)", rate)
 set grid
 set key bottom right opaque box
 do for [i = 1:3] {
@@ -24,7 +25,7 @@ do for [i = 1:3] {
 	} else {
 		unset key
 		set label 1 "no run" at graph 0.45, graph 0.5
-		plot 1/0 notitle
+		plot [0:1][0:1] -1 notitle
 		unset label 1
 		set key bottom right opaque box
 	}
@@ -37,10 +38,10 @@ do for [i = 1:3] {
 	set ylabel "queue depth (KB, max per 100 us)"
 	set yrange [0:*]
 	if (system(sprintf("test -s %s && echo 1 || echo 0", f)) eq "1") {
-		plot f using 1:2 with lines lc rgb "#4060a0" notitle
+		plot f using 1:2 with impulses lc rgb "#4060a0" notitle
 	} else {
 		set label 1 "no run" at graph 0.45, graph 0.5
-		plot 1/0 notitle
+		plot [0:1][0:1] -1 notitle
 		unset label 1
 	}
 }

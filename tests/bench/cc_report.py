@@ -359,8 +359,12 @@ def main():
     if calib.get("sustained_bps"):
         md.append("What this machine sustained through the switch without a bottleneck "
                   "(two flows, none): %s Mbit/s of goodput; the bottleneck is the issue's "
-                  "1 Gbit/s, or 80 %% of that when less." %
+                  "1 Gbit/s, or 30 %% of that when less (tests/bench/cc.sh says why)." %
                   fmt("%.0f", float(calib["sustained_bps"]) / 1e6))
+        md.append("")
+    if calib.get("tune"):
+        md.append("Parameters for this machine (bluectl set on the senders; tests/bench/cc.sh "
+                  "says why): %s." % calib["tune"])
         md.append("")
     md.append("Bottleneck %s Mbit/s, buffer %s KB, ECN marking Kmin %s KB / Kmax %s KB / "
               "Pmax %s %% (Kmax = %s us of queue at the rate); messages %s B, path MTU "
@@ -392,11 +396,14 @@ def main():
                                          fmt("%.3f" if isinstance(v, float) and v < 10 else
                                              "%.0f", v), t["met"]))
     md += ["", "## The cost of pacing: one flow, no bottleneck (BLUE_CC=none against the "
-           "default, same run)", "", "| case | none | default | default / none |",
-           "|---|---:|---:|---:|"]
+           "default, same run; blue_write_bw busy-polling as compare.sh runs it; 1 MiB: "
+           "bytes/s, 64 B: messages/s; median, every run beside it)", "",
+           "| case | none | default | default / none | runs none | runs default |",
+           "|---|---:|---:|---:|---|---|"]
     for p in pace_rows:
-        md.append("| %s | %s | %s | %s |" % (p["case"], fmt("%.0f", p["none"]),
-                                             fmt("%.0f", p["default"]), fmt("%.3f", p["ratio"])))
+        md.append("| %s | %s | %s | %s | %s | %s |" % (
+            p["case"], fmt("%.0f", p["none"]), fmt("%.0f", p["default"]),
+            fmt("%.3f", p["ratio"]), p.get("none_runs", "-"), p.get("default_runs", "-")))
     text = "\n".join(md) + "\n"
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "results.md"), "w") as f:
