@@ -30,6 +30,7 @@ do for [i = 1:3] {
 		set key bottom right opaque box
 	}
 }
+unset key
 do for [i = 1:3] {
 	a = word(algos, i)
 	f = sprintf("%s/chart_%s_queue.dat", dir, a)
