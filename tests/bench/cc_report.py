@@ -359,7 +359,7 @@ def main():
     if calib.get("sustained_bps"):
         md.append("What this machine sustained through the switch without a bottleneck "
                   "(two flows, none): %s Mbit/s of goodput; the bottleneck is the issue's "
-                  "1 Gbit/s, or 30 %% of that when less (tests/bench/cc.sh says why)." %
+                  "1 Gbit/s, or 15 %% of that when less (tests/bench/cc.sh says why)." %
                   fmt("%.0f", float(calib["sustained_bps"]) / 1e6))
         md.append("")
     if calib.get("tune"):
