@@ -54,9 +54,9 @@ static void window_init(struct blue_cc *cc, uint64_t now)
 	s->last_cut_ns = 0;
 	s->cut_seen = false;
 	clamp(cc);
-	blue__cc_set_rate(cc, 0);
 	cc->live->alpha = 0;
 	cc->live->target_rate_mbps = 0;
+	blue__cc_set_rate(cc, 0);	/* after the target: the probe reports both */
 	cc->next_tx_ns = 0;
 	cc->timer_ns = 0;
 	export(cc);

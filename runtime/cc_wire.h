@@ -150,7 +150,8 @@ int blue__cc_env(void) BLUE_CC_HIDDEN;
  */
 uint32_t blue__cc_choose(uint32_t local, uint32_t remote) BLUE_CC_HIDDEN;
 
-/* blue__cc_use() - @qp runs @algo with its default parameters. Return: 0 or errno. */
+/* blue__cc_use() - @qp runs @algo with the parameters it has (the defaults, or the
+ * interface's tuned ones), ECN on for DCQCN only. Return: 0 or errno. */
 int blue__cc_use(struct blue_qp *qp, uint32_t algo) BLUE_CC_HIDDEN;
 
 /* blue__cc_at_rts() - a QP reaching RTS runs what BLUE_CC names, when it is set. */

@@ -73,8 +73,12 @@ _Static_assert(sizeof(struct blue_tune_entry) == 384, "blue_tune_entry layout ch
 /*
  * The keys: X(ID, kind, path in struct blue_tune_vals, min, max). The key's name is the
  * path, less the "cc." in front of "dcqcn." and "window." (cc.algo, cc.ecn,
- * dcqcn.rai_mbps, window.target_delay_us, retx.policy, diag). Ranges are what the
- * algorithms can work with: rates up to 400 Gbit/s, times up to 1 s, factors in 1/1024.
+ * dcqcn.rai_mbps, window.target_delay_us, retx.policy, diag). The ranges are each
+ * value's own bounds, as the algorithms' checks have them (runtime/cc_dcqcn.c,
+ * cc_window.c: rates up to 1 Tbit/s, times up to 1 s, factors in 1/1024); bounds that
+ * depend on another value (min_rate_mbps at most the line rate, init_cwnd within
+ * min_cwnd..max_cwnd, the LINEAR timer's base and k) are the setters' checks, and a
+ * value that fails them comes back from the engine as a refusal.
  */
 #define BLUE_TUNE_KEYS(X)							\
 	X(RETX_POLICY,	BLUE_TK_RETX_POLICY, retx.policy, 0, 1)			\
@@ -83,22 +87,22 @@ _Static_assert(sizeof(struct blue_tune_entry) == 384, "blue_tune_entry layout ch
 	X(RETX_K_US,	BLUE_TK_U, retx.k_us, 0, 1000000)			\
 	X(CC_ALGO,	BLUE_TK_CC_ALGO, cc.algo, 0, BLUE_CC__MAX - 1)		\
 	X(CC_ECN,	BLUE_TK_BOOL, cc.ecn, 0, 1)				\
-	X(DCQCN_LINE_RATE,	BLUE_TK_U, cc.dcqcn.line_rate_mbps, 0, 400000)	\
-	X(DCQCN_MIN_RATE,	BLUE_TK_U, cc.dcqcn.min_rate_mbps, 1, 400000)	\
-	X(DCQCN_RAI,		BLUE_TK_U, cc.dcqcn.rai_mbps, 1, 100000)	\
-	X(DCQCN_RHAI,		BLUE_TK_U, cc.dcqcn.rhai_mbps, 1, 100000)	\
+	X(DCQCN_LINE_RATE,	BLUE_TK_U, cc.dcqcn.line_rate_mbps, 0, 1000000)	\
+	X(DCQCN_MIN_RATE,	BLUE_TK_U, cc.dcqcn.min_rate_mbps, 1, 1000000)	\
+	X(DCQCN_RAI,		BLUE_TK_U, cc.dcqcn.rai_mbps, 1, 1000000)	\
+	X(DCQCN_RHAI,		BLUE_TK_U, cc.dcqcn.rhai_mbps, 1, 1000000)	\
 	X(DCQCN_G,		BLUE_TK_U, cc.dcqcn.g, 1, 1024)			\
 	X(DCQCN_ALPHA_INIT,	BLUE_TK_U, cc.dcqcn.alpha_init, 0, 1024)	\
 	X(DCQCN_ALPHA_TIMER,	BLUE_TK_U, cc.dcqcn.alpha_timer_us, 1, 1000000)	\
 	X(DCQCN_RATE_TIMER,	BLUE_TK_U, cc.dcqcn.rate_timer_us, 1, 1000000)	\
-	X(DCQCN_BYTE_COUNTER,	BLUE_TK_U, cc.dcqcn.byte_counter_kb, 1, 4194304) \
-	X(DCQCN_FAST_RECOVERY,	BLUE_TK_U, cc.dcqcn.fast_recovery_steps, 0, 64)	\
-	X(DCQCN_MIN_DEC,	BLUE_TK_U, cc.dcqcn.min_dec_pct, 1, 100)	\
+	X(DCQCN_BYTE_COUNTER,	BLUE_TK_U, cc.dcqcn.byte_counter_kb, 0, 4194304) \
+	X(DCQCN_FAST_RECOVERY,	BLUE_TK_U, cc.dcqcn.fast_recovery_steps, 1, 31)	\
+	X(DCQCN_MIN_DEC,	BLUE_TK_U, cc.dcqcn.min_dec_pct, 0, 100)	\
 	X(DCQCN_CNP_INTERVAL,	BLUE_TK_U, cc.dcqcn.cnp_interval_us, 0, 1000000) \
 	X(WINDOW_TARGET_DELAY,	BLUE_TK_U, cc.window.target_delay_us, 1, 1000000) \
 	X(WINDOW_AI,		BLUE_TK_U, cc.window.ai_pkts, 1, 256)		\
-	X(WINDOW_BETA,		BLUE_TK_U, cc.window.beta, 1, 1024)		\
-	X(WINDOW_MAX_MDF,	BLUE_TK_U, cc.window.max_mdf, 1, 1024)		\
+	X(WINDOW_BETA,		BLUE_TK_U, cc.window.beta, 0, 1024)		\
+	X(WINDOW_MAX_MDF,	BLUE_TK_U, cc.window.max_mdf, 0, 1024)		\
 	X(WINDOW_MIN_CWND,	BLUE_TK_U, cc.window.min_cwnd, 1, 256)		\
 	X(WINDOW_MAX_CWND,	BLUE_TK_U, cc.window.max_cwnd, 1, 256)		\
 	X(WINDOW_INIT_CWND,	BLUE_TK_U, cc.window.init_cwnd, 1, 256)		\

@@ -82,7 +82,7 @@ test_attach_native_and_detach() {
 	grep -q "native mode" <<<"$out" || fail "attach did not report native mode: $out"
 
 	case $PIN in /sys/fs/bpf/blue/netns-[0-9]*/"$IF_A") ;; *) fail "pin dir $PIN";; esac
-	for name in prog link qp_ctx xsks stats dev_stats diag drop_events; do
+	for name in prog link qp_ctx xsks stats dev_stats diag drop_events tune; do
 		[ -e "$PIN/$name" ] || fail "missing pin $PIN/$name"
 	done
 	read -r mode id < <(xdp_of "$NS_A" "$IF_A")
@@ -99,6 +99,7 @@ test_attach_native_and_detach() {
 	bpftool map show pinned "$PIN/diag" | grep -E 'array +name diag +flags 0x400' || fail "diag wrong"
 	bpftool map show pinned "$PIN/drop_events" | grep -E 'ringbuf +name drop_events' \
 		|| fail "drop_events is not a ring buffer"
+	bpftool map show pinned "$PIN/tune" | grep -E 'array +name tune +flags 0x400' || fail "tune wrong"
 
 	out=$(bluectl_a detach "$IF_A")
 	echo "$out"

