@@ -126,6 +126,7 @@ reset_switch() {
 run_case() {
 	local case=$1 algo=$2 kind=$3 dir=${RUN_DIR:-$LOG/$1.$2.r$R} nq1 nq2 secs=$SECS
 	local -a pids=() what=()
+	# shellcheck disable=SC2034 # sr, ss1, ss2: set by qp_sampler, read by qp_sampler_stop
 	local spid0 spid1 sr ss1 ss2 i p rc st=ok env=(env BLUE_CC="$algo")
 	mkdir -p "$dir"
 	case $kind in

@@ -21,6 +21,7 @@ rxq_steer() {
 	[ -n "$ifx" ] || { echo "rxq_steer: no port $port in $ns" >&2; return 1; }
 	ns_exec "$ns" tc qdisc replace dev "$port" clsact || return
 	ns_exec "$ns" tc filter add dev "$port" ingress bpf object-pinned "$pin/prog" da || return
+	# shellcheck disable=SC2046 # four byte words each, split on purpose
 	bpftool map update pinned "$pin/sw_rxq" key $(u32_le "$ifx") value $(u32_le "$q")
 }
 

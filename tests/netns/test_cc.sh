@@ -47,6 +47,7 @@ cc_setup() {
 # pass: one CNP per pass at most) with --linger-ms, so the last samples hold the final
 # counters; its data check is the CRC-32 of every byte written against the source.
 wbw_cc() {
+	# shellcheck disable=SC2034 # sr, ss: set by qp_sampler (printf -v), read by _stop
 	local cc=$1 spid sr ss
 	shift
 	qp_sampler "$SW_NS_R" "$SW_IF_R" "$OUT/r.jsonl" sr
@@ -69,6 +70,7 @@ wbw_cc() {
 # offering only congestion control CC, with the QP tables sampled into
 # $OUT/{r,s}.jsonl; sets SRC and CRC (exit statuses).
 xfer_cc() {
+	# shellcheck disable=SC2034 # sr, ss: set by qp_sampler (printf -v), read by _stop
 	local cc=$1 spid sr ss
 	shift
 	qp_sampler "$SW_NS_R" "$SW_IF_R" "$OUT/r.jsonl" sr
