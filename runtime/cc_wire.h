@@ -37,16 +37,16 @@ struct blue_context;
 #define BLUE_CC_HIDDEN __attribute__((visibility("hidden")))
 
 /*
- * A paced QP that was held back may send this much time's worth of packets at once: the
- * engine serves a QP once per pass, and without it a pass that comes late loses the
- * lateness for good. On a 2-core machine running senders, receiver and switch, a
- * process is off the CPU for milliseconds at a time: with 16 us, a QP paced at
- * 40 Mbit/s (one 1 KiB packet per 200 us, longer than the allowance) got 10 Mbit/s.
- * 1 ms keeps the long-run rate, which is what DCQCN's fairness is made of, at the cost
- * of a catch-up burst of 1 ms of the rate after a stall (125 KB at 1 Gbit/s: the queue
- * drained that much meanwhile).
+ * A paced QP that was idle may send this much time's worth of packets at once: the
+ * engine serves a QP once per pass, and without it a pass that comes late would lose
+ * the lateness for good. It must cover the gap between passes: tens to hundreds of us
+ * on a loaded machine or in event mode. Measured with 16 us: a QP paced at 1000 Mbit/s
+ * through the switch moved 235 Mbit/s in event mode (tests/unit/test_cc_pace_late.c),
+ * one paced at 40 Mbit/s (a 1 KiB packet per 200 us, longer than the allowance) 10.
+ * 256 us is about one TX batch of 32 full frames at 1 Gbit/s, what one pass sends
+ * anyway; longer would let a stalled QP's catch-up burst overrun a shallow switch buffer.
  */
-#define BLUE_CC_BURST_NS	1000000ull
+#define BLUE_CC_BURST_NS	256000ull
 
 /* ---- cc_gate.c ---- */
 

@@ -10,7 +10,7 @@ pkgs=(
   python3 python3-scapy tshark tcpdump iperf3 sockperf
   qemu-system-x86 linux-image-amd64 busybox-static rdma-core ibverbs-utils
   ibverbs-providers libibverbs-dev perftest cpio xz-utils kmod
-  bpftrace
+  bpftrace gnuplot-nox
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -54,7 +54,7 @@ switch_setup() {
 	ns_exec "$SW_NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
 		net.ipv6.conf.default.disable_ipv6=1
 	ip -n "$SW_NS" link add "$SW_BR" mtu "${SW_MTU:-1500}" type bridge stp_state 0
-	sw_port "$SW_NS_R" "$SW_IF_R" "$SW_PORT_R" "$SW_IP_R"
+	SW_PORT_QUEUES=${SW_QUEUES_R:-1} sw_port "$SW_NS_R" "$SW_IF_R" "$SW_PORT_R" "$SW_IP_R"
 	for ((i = 1; i <= n; i++)); do
 		sw_port "${SW_NS_S[i]}" "${SW_IF_S[i]}" "${SW_PORT_S[i]}" "${SW_IP_S[i]}"
 	done
@@ -72,10 +72,15 @@ switch_setup() {
 
 # sw_port NS IF PORT IP: a veth from endpoint NS (IF, address IP) to the switch (PORT, a
 # bridge port).
+# SW_PORT_QUEUES=N: N RX and TX queues on both ends (switch_setup gives the receiver's
+# link SW_QUEUES_R, for one libblue process per receiver queue: tests/lib/cc_bench.sh
+# rxq_steer picks each sender port's queue).
 sw_port() {
-	local ns=$1 ifname=$2 port=$3 ip=$4
-	ip link add "$ifname" netns "$ns" mtu "${SW_MTU:-1500}" type veth peer name "$port" \
-		netns "$SW_NS" mtu "${SW_MTU:-1500}"
+	local ns=$1 ifname=$2 port=$3 ip=$4 q=()
+	[ "${SW_PORT_QUEUES:-1}" -gt 1 ] &&
+		q=(numtxqueues "$SW_PORT_QUEUES" numrxqueues "$SW_PORT_QUEUES")
+	ip link add "$ifname" netns "$ns" mtu "${SW_MTU:-1500}" "${q[@]}" type veth peer \
+		name "$port" netns "$SW_NS" mtu "${SW_MTU:-1500}" "${q[@]}"
 	ns_exec "$ns" sysctl -qw "net.ipv6.conf.$ifname.disable_ipv6=1"
 	ip -n "$ns" addr add "$ip/24" dev "$ifname"
 	ip -n "$ns" link set "$ifname" up

@@ -229,3 +229,62 @@ test_events() {
 	SRV_ARGS=-e perf_run send_lat -s 8 -n 200 -e
 	check_run lat 8 200
 }
+
+# --report-interval-us (the congestion-control bench's per-flow goodput): one CSV row per
+# QP per interval whose bytes add up, per QP, to exactly what that QP wrote (-n x -s);
+# times CLOCK_MONOTONIC and never going back; --cq-mod 1 signals every WR; --linger-ms
+# keeps the QPs in the table after the run (test_write_bw_linger).
+test_write_bw_flow_report() {
+	perf_setup
+	perf_run write_bw -s 4096 -n 3000 -q 3 -t 16 --cq-mod 1 \
+		--report-interval-us 1000 --report-file "$OUT/flows.csv"
+	[ "$SRC" -eq 0 ] && [ "$CRC" -eq 0 ] || fail "exit: server $SRC, client $CRC"
+	grep -q 'CQ Moderation   : 1' "$OUT/cli" || fail "banner: CQ moderation not 1"
+	head -1 "$OUT/flows.csv" | grep -qx 't_us,qp,qpn,bytes' || fail "no CSV header"
+	$PY - "$OUT/flows.csv" 3 $((3000 * 4096)) <<'PYEOF' || fail "flow report is wrong"
+import sys, time
+path, nq, want = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rows = [l.strip().split(",") for l in open(path).readlines()[1:]]
+per, last_t, qpns = {}, {}, {}
+now_us = time.clock_gettime(time.CLOCK_MONOTONIC) * 1e6
+for t, q, qpn, b in rows:
+    t, q, b = int(t), int(q), int(b)
+    assert t <= now_us, "a time after now: %d (monotonic now %d)" % (t, now_us)
+    assert t >= last_t.get(q, 0), "QP %d: time went back at %d" % (q, t)
+    last_t[q] = t
+    per[q] = per.get(q, 0) + b
+    qpns.setdefault(q, qpn)
+    assert qpns[q] == qpn, "QP %d changed its QPN" % q
+print("per-QP bytes:", per, "rows:", len(rows))
+assert sorted(per) == list(range(nq)), "QPs %s, expected 0..%d" % (sorted(per), nq - 1)
+for q, b in per.items():
+    assert b == want, "QP %d: %d bytes in the report, it wrote %d" % (q, b, want)
+# more than the start and the end row per QP: the intervals were written as it ran
+assert len(rows) > 2 * nq, "only %d rows" % len(rows)
+PYEOF
+}
+
+# --linger-ms: after the run the server's QPs stay in the QP table, counters and all, so
+# a bench can read them (bluectl qp list --json); then the program exits 0 by itself.
+test_write_bw_linger() {
+	local spid rc=0
+	perf_setup
+	ns_bg "$NS_A" spid timeout 60 "$PWD/$B/bin/blue_write_bw" -d "$IF_A" --timeout 20 \
+		--linger-ms 4000 >"$OUT/srv" 2>&1
+	ns_exec "$NS_B" timeout 60 "$PWD/$B/bin/blue_write_bw" -d "$IF_B" --timeout 20 -s 4096 \
+		-n 1000 -q 2 "$IP_A" >"$OUT/cli" 2>&1 || fail "client failed: $(tail -3 "$OUT/cli")"
+	wait_for_line "$OUT/srv" 'LINGER' 10 "$spid" || fail "no LINGER line: $(cat "$OUT/srv")"
+	ns_exec "$NS_A" "$BLUECTL" qp list "$IF_A" --json >"$OUT/qps.json"
+	kill -0 "$spid" || fail "the server did not stay"
+	$PY - "$OUT/qps.json" $((1000 * 4096)) <<'PYEOF' || fail "QPs not kept"
+import json, sys
+qps = json.load(open(sys.argv[1]))["qps"]
+print([(q["qpn"], q["state"], q["rx_bytes"]) for q in qps])
+assert len(qps) == 2, "%d QPs in the table during the linger, expected 2" % len(qps)
+for q in qps:
+    assert q["rx_bytes"] >= int(sys.argv[2]), "QP %s: rx_bytes %s" % (q["qpn"], q["rx_bytes"])
+PYEOF
+	wait "$spid" || rc=$?
+	[ "$rc" -eq 0 ] || fail "the server exited $rc after its linger"
+	grep -q 'data verified' "$OUT/srv" || fail "the server verified no data"
+}

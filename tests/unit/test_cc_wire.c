@@ -849,3 +849,35 @@ Test(cc_wire, window_alone_against_a_peer_that_offers_nothing)
 	mem_fini(&m);
 	rc_fx_fini(&fx);
 }
+
+/*
+ * What was set on a QP before the CM picked its algorithm stays: `bluectl set IFNAME
+ * dcqcn.line_rate_mbps=...` (the interface's defaults) lands on a new QP while it still
+ * runs none, and the pick must not put the documented defaults back over it (seen
+ * through the switch: the line rate stayed the netdev's 10 Gbit/s).
+ */
+Test(cc_wire, cm_pick_keeps_parameters_set_before)
+{
+	struct blue_cc_params p;
+	struct rc_fx fx;
+
+	if (!blue__cc_ops(BLUE_CC_DCQCN))
+		cr_skip_test("DCQCN is not built");
+	rc_fx_init_noqp(&fx, NULL);
+	rc_qp_create(&fx, &fx.a);
+	cr_assert_eq(blue_qp_query_cc(fx.a.qp, &p), 0);
+	cr_assert_eq(p.algo, BLUE_CC_NONE);
+	p.dcqcn.line_rate_mbps = 500;
+	p.dcqcn.rai_mbps = 7;
+	p.window.target_delay_us = 321;
+	cr_assert_eq(blue_qp_set_cc(fx.a.qp, &p), 0);
+	cr_assert_eq(blue__cc_use(fx.a.qp, BLUE_CC_DCQCN), 0);
+	cr_assert_eq(blue_qp_query_cc(fx.a.qp, &p), 0);
+	cr_assert_eq(p.algo, BLUE_CC_DCQCN);
+	cr_assert_eq(p.ecn, 1, "DCQCN's ECN default comes with the pick");
+	cr_assert_eq(p.dcqcn.line_rate_mbps, 500, "line rate %u: the set value was lost",
+		     p.dcqcn.line_rate_mbps);
+	cr_assert_eq(p.dcqcn.rai_mbps, 7);
+	cr_assert_eq(p.window.target_delay_us, 321);
+	rc_fx_fini(&fx);
+}

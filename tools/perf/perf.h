@@ -72,6 +72,10 @@ struct perf_opts {
 	int timeout_s;		/* bound on every wait */
 	bool inject;		/* test-only: corrupt the data after its CRC was taken */
 	bool events;		/* -e: sleep on the completion channel when idle (own side) */
+	uint32_t cq_mod;	/* --cq-mod: signal every N-th WR (0: perftest's 100) */
+	uint32_t report_us;	/* --report-interval-us: per-QP bytes to a CSV; 0: off */
+	const char *report_file;	/* --report-file (default flows.csv) */
+	uint32_t linger_ms;	/* --linger-ms: keep the QPs this long after the run (own side) */
 	bool cc_given;		/* --cc: offer only this congestion control (own side) */
 	uint32_t cc_caps;
 };
@@ -178,6 +182,32 @@ void perf_print_lat(const struct perf_lat_result *r);
 /* --out_json: every size's result in one file. Return 0 or -1. */
 int perf_write_json(const struct perf_ctx *c, const struct perf_bw_result *bw,
 		    const struct perf_lat_result *lat, unsigned int n);
+
+/* ---- per-QP goodput over time (perf_flowlog.c) ------------------------------- */
+
+struct perf_flowlog {
+	FILE *f;		/* NULL: --report-interval-us is off, every call a no-op */
+	uint64_t interval_ns, next_ns;
+	uint64_t *bytes;	/* per QP, retired since its last row */
+	uint32_t *qpn;
+	uint32_t nqps;
+};
+
+/* Open o->report_file (when o->report_us) and write the header. Return 0 or -1. */
+int perf_flowlog_open(struct perf_flowlog *fl, const struct perf_ctx *c, uint64_t now);
+/* @bytes of QP @qi retired by a completion */
+static inline void perf_flowlog_add(struct perf_flowlog *fl, uint32_t qi, uint64_t bytes)
+{
+	if (fl->f)
+		fl->bytes[qi] += bytes;
+}
+/* Write a row per QP when the interval is up. */
+void perf_flowlog_tick(struct perf_flowlog *fl, uint64_t now);
+/* The last rows, and close. Return 0, or -1 when the file could not be written. */
+int perf_flowlog_close(struct perf_flowlog *fl, uint64_t now);
+
+/* The CQ moderation of a bandwidth round: --cq-mod, at most the TX depth. */
+uint32_t perf_cq_mod(const struct perf_opts *o);
 
 /* ---- the loops (perf_bw.c, perf_lat.c) ---------------------------------------- */
 

@@ -119,7 +119,8 @@ static double peak_rate(const struct sample *s, size_t n, uint64_t total)
 int perf_bw_client(struct perf_ctx *c, uint32_t size, struct perf_bw_result *res)
 {
 	const struct perf_opts *o = c->o;
-	uint32_t cq_mod = o->tx_depth < PERF_CQ_MOD ? o->tx_depth : PERF_CQ_MOD;
+	uint32_t cq_mod = perf_cq_mod(o);
+	struct perf_flowlog fl = { 0 };
 	struct perf_msg m = { .type = PM_START, .size = size,
 			      .count = o->duration ? 0 : o->iters };
 	struct blue_send_wr *wr = calloc(o->post_list, sizeof(*wr));
@@ -128,7 +129,7 @@ int perf_bw_client(struct perf_ctx *c, uint32_t size, struct perf_bw_result *res
 	struct blue_wc wc[POLL_BATCH];
 	struct sample *s = NULL;
 	size_t ns = 0, cap = 1024;
-	uint64_t t0, now, last, stop, total = 0;
+	uint64_t t0, now = 0, last, stop, total = 0;
 	double cpu0;
 	bool stopped = false;
 	unsigned int spins = 0;
@@ -155,6 +156,8 @@ int perf_bw_client(struct perf_ctx *c, uint32_t size, struct perf_bw_result *res
 	t0 = last = now = tool_now_ns();
 	stop = t0 + (uint64_t)o->duration * 1000000000ull;
 	s[ns++] = (struct sample){ t0, 0 };
+	if (perf_flowlog_open(&fl, c, t0))
+		goto out;
 	for (;;) {
 		bool busy = false;
 
@@ -182,10 +185,13 @@ int perf_bw_client(struct perf_ctx *c, uint32_t size, struct perf_bw_result *res
 				goto out;
 			}
 			total += idx + 1 - b[qi].done;
+			perf_flowlog_add(&fl, qi, (idx + 1 - b[qi].done) * size);
 			b[qi].done = idx + 1;
 		}
-		if (n > 0 || !(++spins & 255))
+		if (n > 0 || !(++spins & 255)) {
 			now = tool_now_ns();
+			perf_flowlog_tick(&fl, now);
+		}
 		if (n > 0) {
 			last = now;
 			if (ns == cap) {
@@ -209,6 +215,8 @@ int perf_bw_client(struct perf_ctx *c, uint32_t size, struct perf_bw_result *res
 				b[i].target = (b[i].posted + cq_mod - 1) / cq_mod * cq_mod;
 		}
 	}
+	if (perf_flowlog_close(&fl, last))
+		goto out;
 	res->size = size;
 	res->iters = total / c->nqps;	/* per QP, as perftest prints -n */
 	res->bw_avg = (double)total * size * 1e9 / (double)(last - t0);
@@ -229,6 +237,7 @@ int perf_bw_client(struct perf_ctx *c, uint32_t size, struct perf_bw_result *res
 	}
 	rc = 0;
 out:
+	perf_flowlog_close(&fl, now);
 	free(s);
 	free(b);
 	free(sge);

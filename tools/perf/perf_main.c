@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tools/perf/perf.h"
 
@@ -160,6 +161,23 @@ static int run_client(struct perf_ctx *c)
 	return 0;
 }
 
+/*
+ * --linger-ms: the QP contexts (counters, the congestion control's state) vanish with
+ * the QPs; a bench that reads them with `bluectl qp list` after the traffic gets this
+ * long. Nothing is in flight any more (the last round's VERDICT came after every ACK),
+ * so the engine need not run meanwhile.
+ */
+static void linger(const struct perf_opts *o)
+{
+	struct timespec ts = { o->linger_ms / 1000, (long)(o->linger_ms % 1000) * 1000000 };
+
+	if (!o->linger_ms)
+		return;
+	printf(" LINGER %u ms: the QPs stay until then\n", o->linger_ms);
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
 int perf_main(int argc, char **argv, enum perf_test test)
 {
 	struct perf_opts o;
@@ -176,6 +194,8 @@ int perf_main(int argc, char **argv, enum perf_test test)
 		perf_print_banner(&c);
 		rc = c.server ? run_server(&c) : run_client(&c);
 	}
+	if (!rc)
+		linger(&o);
 	perf_close(&c);
 	if (rc)
 		fprintf(stderr, "%s: FAILED\n", perf_tests[test].name);

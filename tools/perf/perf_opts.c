@@ -39,6 +39,15 @@ static void usage(FILE *f, const char *argv0, const struct perf_test_desc *t)
 		"      --out_json           also write the results as JSON\n"
 		"      --out_json_file=F    ... to F (default perftest_out.json)\n"
 		"      --timeout=SEC        bound on every wait (default 30)\n"
+		"      --cq-mod=N           signal every N-th WR (bandwidth tests; default %u, at\n"
+		"                           most -t)\n"
+		"      --report-interval-us=US  (bandwidth client) every US microseconds, one CSV\n"
+		"                           row per QP: t_us,qp,qpn,bytes (bytes retired since its\n"
+		"                           last row; t_us CLOCK_MONOTONIC); with --cq-mod 1 for\n"
+		"                           a fine grain\n"
+		"      --report-file=F      ... to F (default flows.csv)\n"
+		"      --linger-ms=MS       after the run, keep this side's QPs MS ms before\n"
+		"                           destroying them (for `bluectl qp list` of the counters)\n"
 		"      --inject-mismatch    (client, for tests of the data check) corrupt the data\n"
 		"                           after its CRC-32 was taken: the run must then fail\n"
 		"  -h, --help               this text\n",
@@ -46,12 +55,14 @@ static void usage(FILE *f, const char *argv0, const struct perf_test_desc *t)
 		t->lat ? 2 : 65536, t->def_iters, t->def_depth, t->lat && t->op != BLUE_WR_RDMA_READ &&
 		t->op < BLUE_WR_ATOMIC_CMP_AND_SWP ? PERF_LAT_INLINE : 0,
 		t->op >= BLUE_WR_ATOMIC_CMP_AND_SWP ?
-		"  -A, --atomic_type=T      FETCH_AND_ADD (default) or CMP_AND_SWAP\n" : "");
+		"  -A, --atomic_type=T      FETCH_AND_ADD (default) or CMP_AND_SWAP\n" : "",
+		PERF_CQ_MOD);
 }
 
 int perf_parse(int argc, char **argv, enum perf_test test, struct perf_opts *o)
 {
-	enum { O_GBITS = 256, O_JSON, O_JSON_FILE, O_TIMEOUT, O_INJECT, O_CC = 300 };
+	enum { O_GBITS = 256, O_JSON, O_JSON_FILE, O_TIMEOUT, O_INJECT, O_CQ_MOD, O_REPORT_US,
+	       O_REPORT_FILE, O_LINGER, O_CC = 300 };
 	static const struct option lopts[] = {
 		{ "ib-dev", 1, NULL, 'd' }, { "gid-index", 1, NULL, 'x' },
 		{ "port", 1, NULL, 'p' }, { "size", 1, NULL, 's' }, { "all", 0, NULL, 'a' },
@@ -61,7 +72,9 @@ int perf_parse(int argc, char **argv, enum perf_test test, struct perf_opts *o)
 		{ "atomic_type", 1, NULL, 'A' }, { "report_gbits", 0, NULL, O_GBITS },
 		{ "out_json", 0, NULL, O_JSON }, { "out_json_file", 1, NULL, O_JSON_FILE },
 		{ "timeout", 1, NULL, O_TIMEOUT }, { "inject-mismatch", 0, NULL, O_INJECT },
-		{ "events", 0, NULL, 'e' },
+		{ "events", 0, NULL, 'e' }, { "cq-mod", 1, NULL, O_CQ_MOD },
+		{ "report-interval-us", 1, NULL, O_REPORT_US },
+		{ "report-file", 1, NULL, O_REPORT_FILE }, { "linger-ms", 1, NULL, O_LINGER },
 		{ "cc", 1, NULL, O_CC },
 		{ "help", 0, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
@@ -84,6 +97,7 @@ int perf_parse(int argc, char **argv, enum perf_test test, struct perf_opts *o)
 	o->inline_size = t->lat && t->op != BLUE_WR_RDMA_READ && !atomic ? PERF_LAT_INLINE : 0;
 	o->json_file = "perftest_out.json";
 	o->timeout_s = 30;
+	o->report_file = "flows.csv";
 	while ((c = getopt_long(argc, argv, "d:x:p:s:an:D:q:t:l:I:m:A:eh", lopts, NULL)) != -1) {
 		v = 0;
 		switch (c) {
@@ -157,6 +171,19 @@ int perf_parse(int argc, char **argv, enum perf_test test, struct perf_opts *o)
 			}
 			o->inject = true;
 			break;
+		case O_CQ_MOD:
+			v = tool_num_arg("CQ moderation", optarg, 1, 8192, false);
+			o->cq_mod = (uint32_t)v;
+			break;
+		case O_REPORT_US:
+			v = tool_num_arg("report interval", optarg, 100, 10000000, false);
+			o->report_us = (uint32_t)v;
+			break;
+		case O_REPORT_FILE: o->report_file = optarg; break;
+		case O_LINGER:
+			v = tool_num_arg("linger", optarg, 0, 600000, false);
+			o->linger_ms = (uint32_t)v;
+			break;
 		case 'h':
 			usage(stdout, argv[0], t);
 			return 2;
@@ -191,6 +218,10 @@ int perf_parse(int argc, char **argv, enum perf_test test, struct perf_opts *o)
 	}
 	if (t->lat && (o->nqps > 1 || o->post_list > 1)) {
 		fprintf(stderr, "latency tests run one QP with one WR at a time (-q 1, -l 1)\n");
+		return 1;
+	}
+	if (o->report_us && (t->lat || o->all_sizes)) {
+		fprintf(stderr, "--report-interval-us: bandwidth tests at one size only (no -a)\n");
 		return 1;
 	}
 	if (o->post_list > o->tx_depth) {

@@ -40,6 +40,13 @@ void perf_fill(uint8_t *buf, size_t len, uint64_t key)
 	}
 }
 
+uint32_t perf_cq_mod(const struct perf_opts *o)
+{
+	uint32_t m = o->cq_mod ? o->cq_mod : PERF_CQ_MOD;
+
+	return m < o->tx_depth ? m : o->tx_depth;
+}
+
 void perf_print_banner(const struct perf_ctx *c)
 {
 	const struct perf_opts *o = c->o;
@@ -53,7 +60,7 @@ void perf_print_banner(const struct perf_ctx *c)
 	printf(" Connection type : RC\t\tUsing SRQ      : OFF\n");
 	if (!c->t->lat)
 		printf(" TX depth        : %u\n CQ Moderation   : %u\n Post List       : %u\n",
-		       o->tx_depth, o->tx_depth < PERF_CQ_MOD ? o->tx_depth : PERF_CQ_MOD,
+		       o->tx_depth, perf_cq_mod(o),
 		       o->post_list);
 	if (c->t->recv)
 		printf(" RX depth        : %u\n", PERF_RX_DEPTH);
