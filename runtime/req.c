@@ -404,13 +404,24 @@ void blue__req_rewind(struct blue_qp *qp)
 	 */
 	for (; idx != end; idx++) {
 		const struct blue_send_wqe *w = blue_sq_wqe(&qp->sq, idx);
-		const struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
+		struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
 		int32_t into;
 
 		if (e->state != BLUE_SWQE_SENDING && e->state != BLUE_SWQE_SENT)
 			break;
 		into = blue_psn_diff(una, e->first_psn);
-		if (into < 0 || blue_psn_diff(una, e->last_psn) > 0)
+		if (blue_psn_diff(una, e->last_psn) > 0) {
+			/*
+			 * Acknowledged whole, however far a resend of it had got: an ACK for
+			 * the first transmission can arrive after a timeout rewound into this
+			 * WQE. Left SENDING, the completer would never retire it (a paced
+			 * resend under load stalled a WRITE for good this way).
+			 */
+			if (into >= 0)
+				e->state = BLUE_SWQE_SENT;
+			continue;
+		}
+		if (into < 0)
 			continue;
 		qp->req.idx = idx;
 		qp->req.offset = blue_op_is_atomic(w->opcode) ? 0 : (uint32_t)into * mtu;

@@ -881,3 +881,41 @@ Test(cc_wire, cm_pick_keeps_parameters_set_before)
 	cr_assert_eq(p.window.target_delay_us, 321);
 	rc_fx_fini(&fx);
 }
+
+/*
+ * An ACK for the first transmission of a whole WRITE arrives after a timeout rewound
+ * into it and a window let only part of the resend out: una_psn jumps past sq_psn, the
+ * requester skips the WQE, and the completer must still retire it (it did not: the WQE
+ * stayed SENDING and the WRITE never completed; a paced resend under load hit this).
+ */
+Test(cc_wire, ack_past_a_partial_resend_completes_the_wqe)
+{
+	struct rc_opts o;
+	struct rc_fx fx;
+	struct mem m;
+	struct blue_wc wc;
+	uint32_t psn0;
+
+	rc_opts_default(&o);
+	o.timeout = 1;		/* 8.2 us: the next pass of A times out */
+	o.retry_cnt = 1;	/* a second timeout fails the WRITE instead of hiding a stall */
+	rc_fx_init(&fx, &o);
+	mem_init(&m, &fx.a, &fx.b, 4 * KiB);
+	psn0 = fx.a.qp->live->sq_psn;
+	post_write(&fx.a, &m, 9, 4 * KiB);
+	blue__progress(fx.a.ctx);
+	cr_assert_eq(blue_psn_diff(fx.a.qp->live->sq_psn, psn0), 4, "4 packets first");
+	fx.a.qp->live->cwnd = 1;	/* the resend goes one PSN at a time */
+	usleep(1000);
+	blue__progress(fx.a.ctx);	/* timeout: back to psn0, one packet resent */
+	cr_assert_eq(blue_psn_diff(fx.a.qp->live->sq_psn, psn0), 1, "rewound, one resent");
+	while (blue__progress(fx.b.ctx) > 0)
+		;			/* B: 4 packets and a duplicate, ACKed to psn0 + 3 */
+	fx.a.qp->live->cwnd = 0;
+	wc = rc_wait1(&fx, fx.a.scq, RC_WAIT_MS);
+	cr_assert_eq(wc.status, BLUE_WC_SUCCESS, "WRITE: %s", blue_wc_status_str(wc.status));
+	cr_assert_eq(wc.wr_id, 9);
+	cr_assert(rc_check(m.dst, 4 * KiB, 4 * KiB + 3), "the bytes arrived");
+	mem_fini(&m);
+	rc_fx_fini(&fx);
+}
