@@ -64,9 +64,8 @@ switch_setup() {
 		SW_MAC_S[i]=$(mac_of "${SW_NS_S[i]}" "${SW_IF_S[i]}")
 	done
 	sw_static_l2
-	# Nothing but unicast toward the receiver: a sender's IGMP report (link-local
-	# multicast, which the bridge floods) arrived there once mid-test as one Not-ECT
-	# packet the flood had not sent. Every endpoint's neighbours are static.
+	# Nothing but unicast toward the receiver (every endpoint's neighbours are static):
+	# a flooded frame would count in the switch's and the receiver's tallies.
 	bridge -n "$SW_NS" link set dev "$SW_PORT_R" mcast_flood off bcast_flood off
 	local dir
 	dir=$(ns_exec "$SW_NS" "$SW_BIN" pin-dir "$SW_PORT_R") || fail "blue_switch pin-dir"

@@ -18,6 +18,8 @@ FLOOD=$PWD/$B/tests/netns/udp_flood
 FRAME=9014		# the largest frame on a 9000-byte link, Ethernet header included
 ECT0=2
 NOT_ECT=0
+# packets of the kernel's own that may share the port with a flood (see below_rate)
+NON_FLOOD=2
 
 # sws_setup: the topology with two senders, 9000-byte links.
 sws_setup() {
@@ -115,7 +117,7 @@ test_switch_rate_500m() {
 # 72 KB at veth speed) arrives, and both at once is 144 KB: Kmin is well above that.
 test_switch_below_rate_no_marks_no_drops() {
 	sws_setup
-	local sent1 sent2
+	local sent1 sent2 extra
 	switch_set --rate 1G --buffer 1M --kmin 400K --kmax 800K --pmax 0.2 --mark on
 	sws_reset
 	sws_flood 1 250000000 $ECT0 3
@@ -127,13 +129,18 @@ test_switch_below_rate_no_marks_no_drops() {
 	switch_stats | grep -E '^(pkts|marked|dropped|max_depth) '
 	echo "sent: $sent1 ECT(0), $sent2 Not-ECT"
 	[ "$sent1" -gt 1000 ] && [ "$sent2" -gt 1000 ] || fail "too little traffic sent"
-	[ "$(switch_stat pkts)" -eq $((sent1 + sent2)) ] || fail "the switch passed another count than was sent"
+	# what passed is what was sent, plus at most NON_FLOOD packets of the kernel's own
+	# (Not-ECT IPv4; CI saw one per test now and then, from a sender toward the receiver)
+	extra=$(($(switch_stat pkts) - sent1 - sent2))
+	[ "$extra" -ge 0 ] && [ "$extra" -le $NON_FLOOD ] ||
+		fail "the switch passed $(switch_stat pkts), $((sent1 + sent2)) were sent"
 	[ "$(switch_stat marked)" -eq 0 ] || fail "marks below the rate"
 	[ "$(switch_stat dropped)" -eq 0 ] || fail "drops below the rate"
 	[ "$(switch_tbf_stat drops)" -eq 0 ] || fail "tbf dropped"
 	[ "$(rx_ecn InCEPkts)" -eq 0 ] || fail "CE arrived"
 	[ "$(rx_ecn InECT0Pkts)" -eq "$sent1" ] || fail "ECT(0) arrived $(rx_ecn InECT0Pkts), sent $sent1"
-	[ "$(rx_ecn InNoECTPkts)" -eq "$sent2" ] || fail "Not-ECT arrived $(rx_ecn InNoECTPkts), sent $sent2"
+	[ "$(rx_ecn InNoECTPkts)" -eq $((sent2 + extra)) ] ||
+		fail "Not-ECT arrived $(rx_ecn InNoECTPkts), sent $sent2 (+$extra not ours)"
 }
 
 # Above the rate with marking on: marks appear, each made when the queue was deeper
@@ -154,8 +161,9 @@ test_switch_marks_only_above_kmin() {
 	[ "$min" -gt "$kmin" ] || fail "a packet was marked at depth $min, kmin is $kmin"
 	[ "$(rx_ecn InCEPkts)" -eq "$(switch_stat marked)" ] ||
 		fail "receiver got $(rx_ecn InCEPkts) CE, switch marked $(switch_stat marked)"
-	[ $(($(rx_ecn InCEPkts) + $(rx_ecn InECT0Pkts))) -eq "$(switch_stat pkts)" ] ||
-		fail "the receiver got another count than the switch passed"
+	[ "$(rx_ecn InNoECTPkts)" -le $NON_FLOOD ] || fail "$(rx_ecn InNoECTPkts) Not-ECT arrived"
+	[ $(($(rx_ecn InCEPkts) + $(rx_ecn InECT0Pkts) + $(rx_ecn InNoECTPkts))) -eq \
+	  "$(switch_stat pkts)" ] || fail "the receiver got another count than the switch passed"
 }
 
 # Marking off, Not-ECT above the rate: drops, each of a packet that did not fit, the
