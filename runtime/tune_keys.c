@@ -19,7 +19,7 @@
 
 /* "cc.dcqcn.rai_mbps" is spelled "dcqcn.rai_mbps": the algorithm names its group */
 #define KEY_NAME(path) \
-	(!strncmp(#path, "cc.dcqcn.", 9) || !strncmp(#path, "cc.window.", 10) ? #path + 3 : #path)
+	(!strncmp(#path, "cc.dcqcn.", 9) || !strncmp(#path, "cc.window.", 10) ? &(#path)[3] : #path)
 
 #define BLUE_TUNE_DEF(id, k, path, l, h)						\
 	[BLUE_TUNE_##id] = { .name = KEY_NAME(path), .kind = k,				\
