@@ -17,16 +17,13 @@
 
 #include "runtime/cc.h"
 
-/* "cc.dcqcn.rai_mbps" is spelled "dcqcn.rai_mbps": the algorithm names its group */
-#define KEY_NAME(path) \
-	(!strncmp(#path, "cc.dcqcn.", 9) || !strncmp(#path, "cc.window.", 10) ? &(#path)[3] : #path)
-
-#define BLUE_TUNE_DEF(id, k, path, l, h)						\
-	[BLUE_TUNE_##id] = { .name = KEY_NAME(path), .kind = k,				\
+/* a key's name is its path, but "cc.dcqcn.rai_mbps" is spelled "dcqcn.rai_mbps" */
+#define BLUE_TUNE_DEF(id, k, path, nm, l, h)						\
+	[BLUE_TUNE_##id] = { .name = nm, .kind = k,					\
 			     .off = offsetof(struct blue_tune_vals, path), .lo = l, .hi = h },
 
 /* every key sets one __u32 */
-#define BLUE_TUNE_SIZE_CHECK(id, k, path, l, h)						\
+#define BLUE_TUNE_SIZE_CHECK(id, k, path, nm, l, h)						\
 	_Static_assert(sizeof(((struct blue_tune_vals *)0)->path) == 4, #path " is a __u32");
 BLUE_TUNE_KEYS(BLUE_TUNE_SIZE_CHECK)
 

@@ -71,7 +71,7 @@ struct blue_tune_entry {
 _Static_assert(sizeof(struct blue_tune_entry) == 384, "blue_tune_entry layout changed");
 
 /*
- * The keys: X(ID, kind, path in struct blue_tune_vals, min, max). The key's name is the
+ * The keys: X(ID, kind, path in struct blue_tune_vals, name, min, max). The key's name is the
  * path, less the "cc." in front of "dcqcn." and "window." (cc.algo, cc.ecn,
  * dcqcn.rai_mbps, window.target_delay_us, retx.policy, diag). The ranges are each
  * value's own bounds, as the algorithms' checks have them (runtime/cc_dcqcn.c,
@@ -81,36 +81,36 @@ _Static_assert(sizeof(struct blue_tune_entry) == 384, "blue_tune_entry layout ch
  * value that fails them comes back from the engine as a refusal.
  */
 #define BLUE_TUNE_KEYS(X)							\
-	X(RETX_POLICY,	BLUE_TK_RETX_POLICY, retx.policy, 0, 1)			\
-	X(RETX_TIMER,	BLUE_TK_RETX_TIMER, retx.timer, 0, 1)			\
-	X(RETX_BASE_US,	BLUE_TK_U, retx.base_us, 0, 60000000)			\
-	X(RETX_K_US,	BLUE_TK_U, retx.k_us, 0, 1000000)			\
-	X(CC_ALGO,	BLUE_TK_CC_ALGO, cc.algo, 0, BLUE_CC__MAX - 1)		\
-	X(CC_ECN,	BLUE_TK_BOOL, cc.ecn, 0, 1)				\
-	X(DCQCN_LINE_RATE,	BLUE_TK_U, cc.dcqcn.line_rate_mbps, 0, 1000000)	\
-	X(DCQCN_MIN_RATE,	BLUE_TK_U, cc.dcqcn.min_rate_mbps, 1, 1000000)	\
-	X(DCQCN_RAI,		BLUE_TK_U, cc.dcqcn.rai_mbps, 1, 1000000)	\
-	X(DCQCN_RHAI,		BLUE_TK_U, cc.dcqcn.rhai_mbps, 1, 1000000)	\
-	X(DCQCN_G,		BLUE_TK_U, cc.dcqcn.g, 1, 1024)			\
-	X(DCQCN_ALPHA_INIT,	BLUE_TK_U, cc.dcqcn.alpha_init, 0, 1024)	\
-	X(DCQCN_ALPHA_TIMER,	BLUE_TK_U, cc.dcqcn.alpha_timer_us, 1, 1000000)	\
-	X(DCQCN_RATE_TIMER,	BLUE_TK_U, cc.dcqcn.rate_timer_us, 1, 1000000)	\
-	X(DCQCN_BYTE_COUNTER,	BLUE_TK_U, cc.dcqcn.byte_counter_kb, 0, 4194304) \
-	X(DCQCN_FAST_RECOVERY,	BLUE_TK_U, cc.dcqcn.fast_recovery_steps, 1, 31)	\
-	X(DCQCN_MIN_DEC,	BLUE_TK_U, cc.dcqcn.min_dec_pct, 0, 100)	\
-	X(DCQCN_CNP_INTERVAL,	BLUE_TK_U, cc.dcqcn.cnp_interval_us, 0, 1000000) \
-	X(WINDOW_TARGET_DELAY,	BLUE_TK_U, cc.window.target_delay_us, 1, 1000000) \
-	X(WINDOW_AI,		BLUE_TK_U, cc.window.ai_pkts, 1, 256)		\
-	X(WINDOW_BETA,		BLUE_TK_U, cc.window.beta, 0, 1024)		\
-	X(WINDOW_MAX_MDF,	BLUE_TK_U, cc.window.max_mdf, 0, 1024)		\
-	X(WINDOW_MIN_CWND,	BLUE_TK_U, cc.window.min_cwnd, 1, 256)		\
-	X(WINDOW_MAX_CWND,	BLUE_TK_U, cc.window.max_cwnd, 1, 256)		\
-	X(WINDOW_INIT_CWND,	BLUE_TK_U, cc.window.init_cwnd, 1, 256)		\
-	X(WINDOW_RTT_GAIN,	BLUE_TK_U, cc.window.rtt_gain, 1, 1024)		\
-	X(DIAG,		BLUE_TK_DIAG, diag, 0, 3)
+	X(RETX_POLICY,	BLUE_TK_RETX_POLICY, retx.policy, "retx.policy", 0, 1)			\
+	X(RETX_TIMER,	BLUE_TK_RETX_TIMER, retx.timer, "retx.timer", 0, 1)			\
+	X(RETX_BASE_US,	BLUE_TK_U, retx.base_us, "retx.base_us", 0, 60000000)			\
+	X(RETX_K_US,	BLUE_TK_U, retx.k_us, "retx.k_us", 0, 1000000)			\
+	X(CC_ALGO,	BLUE_TK_CC_ALGO, cc.algo, "cc.algo", 0, BLUE_CC__MAX - 1)		\
+	X(CC_ECN,	BLUE_TK_BOOL, cc.ecn, "cc.ecn", 0, 1)				\
+	X(DCQCN_LINE_RATE,	BLUE_TK_U, cc.dcqcn.line_rate_mbps, "dcqcn.line_rate_mbps", 0, 1000000)	\
+	X(DCQCN_MIN_RATE,	BLUE_TK_U, cc.dcqcn.min_rate_mbps, "dcqcn.min_rate_mbps", 1, 1000000)	\
+	X(DCQCN_RAI,		BLUE_TK_U, cc.dcqcn.rai_mbps, "dcqcn.rai_mbps", 1, 1000000)	\
+	X(DCQCN_RHAI,		BLUE_TK_U, cc.dcqcn.rhai_mbps, "dcqcn.rhai_mbps", 1, 1000000)	\
+	X(DCQCN_G,		BLUE_TK_U, cc.dcqcn.g, "dcqcn.g", 1, 1024)			\
+	X(DCQCN_ALPHA_INIT,	BLUE_TK_U, cc.dcqcn.alpha_init, "dcqcn.alpha_init", 0, 1024)	\
+	X(DCQCN_ALPHA_TIMER,	BLUE_TK_U, cc.dcqcn.alpha_timer_us, "dcqcn.alpha_timer_us", 1, 1000000)	\
+	X(DCQCN_RATE_TIMER,	BLUE_TK_U, cc.dcqcn.rate_timer_us, "dcqcn.rate_timer_us", 1, 1000000)	\
+	X(DCQCN_BYTE_COUNTER,	BLUE_TK_U, cc.dcqcn.byte_counter_kb, "dcqcn.byte_counter_kb", 0, 4194304) \
+	X(DCQCN_FAST_RECOVERY,	BLUE_TK_U, cc.dcqcn.fast_recovery_steps, "dcqcn.fast_recovery_steps", 1, 31)	\
+	X(DCQCN_MIN_DEC,	BLUE_TK_U, cc.dcqcn.min_dec_pct, "dcqcn.min_dec_pct", 0, 100)	\
+	X(DCQCN_CNP_INTERVAL,	BLUE_TK_U, cc.dcqcn.cnp_interval_us, "dcqcn.cnp_interval_us", 0, 1000000) \
+	X(WINDOW_TARGET_DELAY,	BLUE_TK_U, cc.window.target_delay_us, "window.target_delay_us", 1, 1000000) \
+	X(WINDOW_AI,		BLUE_TK_U, cc.window.ai_pkts, "window.ai_pkts", 1, 256)		\
+	X(WINDOW_BETA,		BLUE_TK_U, cc.window.beta, "window.beta", 0, 1024)		\
+	X(WINDOW_MAX_MDF,	BLUE_TK_U, cc.window.max_mdf, "window.max_mdf", 0, 1024)		\
+	X(WINDOW_MIN_CWND,	BLUE_TK_U, cc.window.min_cwnd, "window.min_cwnd", 1, 256)		\
+	X(WINDOW_MAX_CWND,	BLUE_TK_U, cc.window.max_cwnd, "window.max_cwnd", 1, 256)		\
+	X(WINDOW_INIT_CWND,	BLUE_TK_U, cc.window.init_cwnd, "window.init_cwnd", 1, 256)		\
+	X(WINDOW_RTT_GAIN,	BLUE_TK_U, cc.window.rtt_gain, "window.rtt_gain", 1, 1024)		\
+	X(DIAG,		BLUE_TK_DIAG, diag, "diag", 0, 3)
 
 enum blue_tune_key {
-#define BLUE_TUNE_ENUM(id, kind, path, lo, hi) BLUE_TUNE_##id,
+#define BLUE_TUNE_ENUM(id, kind, path, name, lo, hi) BLUE_TUNE_##id,
 	BLUE_TUNE_KEYS(BLUE_TUNE_ENUM)
 #undef BLUE_TUNE_ENUM
 	BLUE_TUNE__MAX
