@@ -262,3 +262,24 @@ void rc_drop_install(struct blue_hal *hal, struct rc_drop *d)
 	d->seen = 0;
 	blue_hal_loopback_set_filter(hal, drop_filter, d);
 }
+
+void rc_mem_init(struct rc_mem *m, struct rc_side *from, struct rc_side *to, uint32_t len,
+		 unsigned int seed, unsigned int access)
+{
+	m->len = len;
+	m->src = malloc(len);
+	m->dst = calloc(1, len);
+	cr_assert(m->src && m->dst);
+	rc_fill(m->src, len, seed);
+	m->smr = blue_reg_mr(from->pd, m->src, len, access);
+	m->dmr = blue_reg_mr(to->pd, m->dst, len, access);
+	cr_assert(m->smr && m->dmr);
+}
+
+void rc_mem_fini(struct rc_mem *m)
+{
+	cr_assert_eq(blue_dereg_mr(m->smr), 0);
+	cr_assert_eq(blue_dereg_mr(m->dmr), 0);
+	free(m->src);
+	free(m->dst);
+}

@@ -99,6 +99,19 @@ struct rc_drop {
 
 void rc_drop_install(struct blue_hal *hal, struct rc_drop *d);
 
+/* A source buffer on one side and a zeroed sink on the other, each registered. */
+struct rc_mem {
+	uint8_t *src, *dst;
+	struct blue_mr *smr, *dmr;
+	uint32_t len;
+};
+
+/* @len bytes each, @src filled with rc_fill(@seed), both MRs with @access. */
+void rc_mem_init(struct rc_mem *m, struct rc_side *from, struct rc_side *to, uint32_t len,
+		 unsigned int seed, unsigned int access);
+/* Both MRs deregistered (asserted) and both buffers freed. */
+void rc_mem_fini(struct rc_mem *m);
+
 /* The bound on any wait for a completion; a passing test needs a few ms of it. */
 #define RC_WAIT_MS 5000
 

@@ -113,33 +113,8 @@ static void use_test_ops(struct blue_qp *qp, uint32_t rate_mbps, uint32_t cwnd)
 
 /* ---- memory and posting ------------------------------------------------------------- */
 
-struct mem {
-	uint8_t *src, *dst;
-	uint32_t len;
-	struct blue_mr *smr, *dmr;
-};
 
-static void mem_init(struct mem *m, struct rc_side *from, struct rc_side *to, uint32_t len)
-{
-	m->len = len;
-	m->src = malloc(len);
-	m->dst = calloc(1, len);
-	cr_assert(m->src && m->dst);
-	rc_fill(m->src, len, len + 3);
-	m->smr = blue_reg_mr(from->pd, m->src, len, ACC);
-	m->dmr = blue_reg_mr(to->pd, m->dst, len, ACC);
-	cr_assert(m->smr && m->dmr);
-}
-
-static void mem_fini(struct mem *m)
-{
-	cr_assert_eq(blue_dereg_mr(m->smr), 0);
-	cr_assert_eq(blue_dereg_mr(m->dmr), 0);
-	free(m->src);
-	free(m->dst);
-}
-
-static void post_write(struct rc_side *s, struct mem *m, uint64_t id, uint32_t len)
+static void post_write(struct rc_side *s, struct rc_mem *m, uint64_t id, uint32_t len)
 {
 	struct blue_sge sge = { (uintptr_t)m->src, len, m->smr->lkey };
 	struct blue_send_wr wr = { .wr_id = id, .sg_list = &sge, .num_sge = 1,
@@ -151,7 +126,7 @@ static void post_write(struct rc_side *s, struct mem *m, uint64_t id, uint32_t l
 	rc_post_send(s, &wr);
 }
 
-static void write_ok(struct rc_fx *fx, struct mem *m, uint64_t id, uint32_t len)
+static void write_ok(struct rc_fx *fx, struct rc_mem *m, uint64_t id, uint32_t len)
 {
 	struct blue_wc wc;
 
@@ -239,11 +214,11 @@ static void set_ecn(struct blue_qp *qp, uint32_t on)
 Test(cc_wire, ect0_on_requests_only_when_ecn_on)
 {
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	struct rec ra = { 0 }, rb = { 0 };
 
 	rc_fx_init(&fx, NULL);
-	mem_init(&m, &fx.a, &fx.b, 3 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 3 * KiB, 3 * KiB + 3, ACC);
 	blue_hal_loopback_set_filter(fx.a.hal, record, &ra);
 	blue_hal_loopback_set_filter(fx.b.hal, record, &rb);
 
@@ -263,7 +238,7 @@ Test(cc_wire, ect0_on_requests_only_when_ecn_on)
 	cr_assert_geq(rb.n, 1);
 	for (int i = 0; i < rb.n; i++)
 		cr_assert_eq(rb.f[i].tos & BLUE_ECN_MASK, 0, "B's ACKs are not marked");
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
@@ -280,12 +255,12 @@ Test(cc_wire, ce_request_gets_one_cnp_per_interval)
 {
 	const struct blue_engine_stats *sa, *sb;
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	struct rec ra = { .mark_ce = true }, rb = { 0 };
 	struct blue_qp_ctx *la, *lb;
 
 	rc_fx_init(&fx, NULL);
-	mem_init(&m, &fx.a, &fx.b, 8 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 8 * KiB, 8 * KiB + 3, ACC);
 	la = fx.a.qp->live;
 	lb = fx.b.qp->live;
 	sa = blue__engine_stats(fx.a.ctx);
@@ -321,25 +296,25 @@ Test(cc_wire, ce_request_gets_one_cnp_per_interval)
 	rc_progress(&fx);	/* A takes in the CNP B's pass queued */
 	cr_assert_eq(la->cnp_rcvd, 2);
 	cr_assert_eq(T.cnps, 2);
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
 Test(cc_wire, ce_without_ecn_is_counted_not_answered)
 {
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	struct rec ra = { .mark_ce = true }, rb = { 0 };
 
 	rc_fx_init(&fx, NULL);
-	mem_init(&m, &fx.a, &fx.b, 2 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 2 * KiB, 2 * KiB + 3, ACC);
 	blue_hal_loopback_set_filter(fx.a.hal, record, &ra);
 	blue_hal_loopback_set_filter(fx.b.hal, record, &rb);
 	write_ok(&fx, &m, 1, 2 * KiB);
 	cr_assert_eq(fx.b.qp->live->ecn_ce_rcvd, 2);
 	cr_assert_eq(fx.b.qp->live->cnp_sent, 0, "B did not negotiate CC: no CNP");
 	cr_assert_eq(count_op(&rb, BLUE_OP_CNP), 0);
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
@@ -370,11 +345,11 @@ Test(cc_wire, pacing_gate_holds_and_moves_by_the_bits)
 {
 	const struct blue_engine_stats *sa;
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	uint64_t paced0;
 
 	rc_fx_init(&fx, NULL);
-	mem_init(&m, &fx.a, &fx.b, 32 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 32 * KiB, 32 * KiB + 3, ACC);
 	sa = blue__engine_stats(fx.a.ctx);
 	use_test_ops(fx.a.qp, 200, 0);	/* 200 Mbit/s: 43 us per 1 KiB packet */
 	paced0 = sa->tx_paced;
@@ -383,23 +358,23 @@ Test(cc_wire, pacing_gate_holds_and_moves_by_the_bits)
 	check_pacing(200, 32);
 	/* B's ACKs were never held: B is unpaced, and ACKs are never gated */
 	cr_assert_eq(blue__engine_stats(fx.b.ctx)->tx_paced, 0);
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
 Test(cc_wire, unpaced_qp_is_never_held)
 {
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 
 	rc_fx_init(&fx, NULL);
-	mem_init(&m, &fx.a, &fx.b, 32 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 32 * KiB, 32 * KiB + 3, ACC);
 	use_test_ops(fx.a.qp, 0, 0);
 	write_ok(&fx, &m, 1, 32 * KiB);
 	cr_assert_eq(blue__engine_stats(fx.a.ctx)->tx_paced, 0);
 	cr_assert_eq(T.nsend, 32, "on_send still runs per request");
 	cr_assert_eq(fx.a.qp->cc.next_tx_ns, 0, "no pacing clock without a rate");
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
@@ -447,14 +422,14 @@ static enum blue_lb_verdict win_b(void *arg, const struct blue_frame *f, uint64_
 Test(cc_wire, window_bounds_psns_in_flight)
 {
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	struct inflight w = { 0 };
 	struct blue_wc wc;
 	uint64_t end;
 	int got = 0;
 
 	rc_fx_init(&fx, NULL);
-	mem_init(&m, &fx.a, &fx.b, 32 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 32 * KiB, 32 * KiB + 3, ACC);
 	use_test_ops(fx.a.qp, 0, 4);
 	blue_hal_loopback_set_filter(fx.a.hal, win_a, &w);
 	blue_hal_loopback_set_filter(fx.b.hal, win_b, &w);
@@ -472,7 +447,7 @@ Test(cc_wire, window_bounds_psns_in_flight)
 	cr_assert_leq(w.max, 4, "%d PSNs were in flight on the wire", w.max);
 	cr_assert_eq(w.max, 4, "the window was used");
 	cr_assert_eq(fx.a.qp->live->retx_pkts, 0, "no ACK timeout stalled it");
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
@@ -481,12 +456,12 @@ Test(cc_wire, window_bounds_psns_in_flight)
 Test(cc_wire, rtt_samples_from_first_transmissions_only)
 {
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	struct rc_drop d = { .opcode = -1, .max_drops = 1 };
 	struct blue_qp_ctx *la;
 
 	rc_fx_init(&fx, NULL);
-	mem_init(&m, &fx.a, &fx.b, 4 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 4 * KiB, 4 * KiB + 3, ACC);
 	la = fx.a.qp->live;
 	use_test_ops(fx.a.qp, 0, 0);
 
@@ -520,7 +495,7 @@ Test(cc_wire, rtt_samples_from_first_transmissions_only)
 		cr_assert_eq(la->srtt_ns,
 			     (uint32_t)((int64_t)s0 + ((int64_t)la->rtt_ns - s0) * 128 / 1024));
 	}
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
@@ -529,7 +504,7 @@ Test(cc_wire, selective_retx_losses_reach_on_loss)
 {
 	struct blue_retx_attr ra = { .policy = BLUE_RETX_SELECTIVE };
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	struct rc_drop d = { .opcode = -1, .max_drops = 1 };
 	int losses;
 
@@ -538,7 +513,7 @@ Test(cc_wire, selective_retx_losses_reach_on_loss)
 	blue__qp_set_peer_caps(fx.b.qp, BLUE_CM_CAP_SELECTIVE_RETX);
 	cr_assert_eq(blue_qp_set_retx(fx.a.qp, &ra), 0);
 	cr_assert_eq(blue_qp_set_retx(fx.b.qp, &ra), 0);
-	mem_init(&m, &fx.a, &fx.b, 32 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 32 * KiB, 32 * KiB + 3, ACC);
 	use_test_ops(fx.a.qp, 0, 0);
 
 	/* a hole in the middle: B's hole NAK */
@@ -556,7 +531,7 @@ Test(cc_wire, selective_retx_losses_reach_on_loss)
 	write_ok(&fx, &m, 2, 4 * KiB);
 	cr_assert_eq(d.dropped, 1);
 	cr_assert_gt(T.losses, losses, "the timeout reached on_loss");
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
@@ -566,7 +541,7 @@ Test(cc_wire, paced_transfer_completes_in_event_mode)
 {
 	struct blue_comp_channel *ch;
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	struct blue_cq *cq;
 	struct blue_wc wc;
 	void *cqctx;
@@ -584,7 +559,7 @@ Test(cc_wire, paced_transfer_completes_in_event_mode)
 	rc_qp_create(&fx, &fx.b);
 	rc_qp_connect(&fx, &fx.a, &fx.b, fx.o.sq_psn_a, fx.o.sq_psn_b);
 	rc_qp_connect(&fx, &fx.b, &fx.a, fx.o.sq_psn_b, fx.o.sq_psn_a);
-	mem_init(&m, &fx.a, &fx.b, 16 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 16 * KiB, 16 * KiB + 3, ACC);
 	use_test_ops(fx.a.qp, 100, 0);	/* 86 us per packet: most passes are held */
 
 	cr_assert_eq(blue_req_notify_cq(fx.a.scq, 0), 0);
@@ -629,7 +604,7 @@ Test(cc_wire, paced_transfer_completes_in_event_mode)
 	cr_assert_gt(blue__engine_stats(fx.a.ctx)->tx_paced, 0, "it was paced");
 	cr_assert_eq(timeouts, 0, "%d sleeps were not woken by the pacing deadline", timeouts);
 	blue_ack_cq_events(fx.a.scq, 1);
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	cr_assert_eq(blue_destroy_qp(fx.a.qp), 0);
 	fx.a.qp = NULL;
 	cr_assert_eq(blue_destroy_cq(fx.a.scq), 0);
@@ -646,12 +621,12 @@ Test(cc_wire, paced_transfer_completes_in_event_mode)
 Test(cc_wire, progress_thread_sleeps_until_the_pacing_deadline)
 {
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	struct blue_engine *eng;
 	uint64_t end, paced0;
 
 	rc_fx_init(&fx, NULL);
-	mem_init(&m, &fx.a, &fx.b, 16 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 16 * KiB, 16 * KiB + 3, ACC);
 	eng = &fx.a.ctx->eng;
 	use_test_ops(fx.a.qp, 100, 0);	/* 86 us per packet */
 	paced0 = eng->st.tx_paced;
@@ -675,7 +650,7 @@ Test(cc_wire, progress_thread_sleeps_until_the_pacing_deadline)
 
 		cr_assert_eq(wc.status, BLUE_WC_SUCCESS);
 	}
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
@@ -786,7 +761,7 @@ Test(cc_wire, cm_negotiates_cc)
 
 	for (unsigned int i = 0; i < 2; i++) {
 		struct rc_fx fx;
-		struct mem m;
+		struct rc_mem m;
 		uint32_t want = blue__cc_choose(cases[i].a, cases[i].b);
 
 		cm_connect(&fx, cases[i].a, cases[i].b);
@@ -799,9 +774,9 @@ Test(cc_wire, cm_negotiates_cc)
 			cr_assert_eq(want, BLUE_CC_NONE);
 		else if (all & BLUE_CM_CAP_DCQCN)
 			cr_assert_eq(want, BLUE_CC_DEFAULT);
-		mem_init(&m, &fx.a, &fx.b, 8 * KiB);
+		rc_mem_init(&m, &fx.a, &fx.b, 8 * KiB, 8 * KiB + 3, ACC);
 		write_ok(&fx, &m, 1, 8 * KiB);
-		mem_fini(&m);
+		rc_mem_fini(&m);
 		rc_fx_fini(&fx);
 	}
 }
@@ -812,14 +787,14 @@ Test(cc_wire, dcqcn_end_to_end_cuts_on_ce)
 {
 	const uint32_t all = BLUE_CM_CAP_DCQCN | BLUE_CM_CAP_WINDOW_CC;
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	struct rec ra = { .mark_ce = true }, rb = { 0 };
 
 	cr_assert_eq(blue__cc_caps_built() & all, all, "both algorithms are built");
 	cm_connect(&fx, all, all);
 	cr_assert_eq(fx.a.qp->live->cc_algo, BLUE_CC_DCQCN);
 	cr_assert_eq(fx.b.qp->live->cc_algo, BLUE_CC_DCQCN);
-	mem_init(&m, &fx.a, &fx.b, 64 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 64 * KiB, 64 * KiB + 3, ACC);
 	blue_hal_loopback_set_filter(fx.a.hal, record, &ra);
 	blue_hal_loopback_set_filter(fx.b.hal, record, &rb);
 	write_ok(&fx, &m, 1, 64 * KiB);
@@ -829,24 +804,24 @@ Test(cc_wire, dcqcn_end_to_end_cuts_on_ce)
 	cr_assert_eq(fx.a.qp->live->ecn, 1);
 	for (int i = 0; i < ra.n; i++)
 		cr_assert_eq(ra.f[i].tos & BLUE_ECN_MASK, BLUE_ECN_CE, "every request was ECT");
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
 Test(cc_wire, window_alone_against_a_peer_that_offers_nothing)
 {
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 
 	cm_connect(&fx, BLUE_CM_CAP_WINDOW_CC, 0);
 	cr_assert_eq(fx.a.qp->live->cc_algo, BLUE_CC_WINDOW, "A chose the window alone");
 	cr_assert_eq(fx.b.qp->live->cc_algo, BLUE_CC_NONE);
 	cr_assert_gt(fx.a.qp->live->cwnd, 0, "the window is in force");
-	mem_init(&m, &fx.a, &fx.b, 64 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 64 * KiB, 64 * KiB + 3, ACC);
 	write_ok(&fx, &m, 1, 64 * KiB);
 	cr_assert_gt(fx.a.qp->cc.rtt_samples, 0, "the window got RTT samples");
 	cr_assert_gt(fx.a.qp->live->srtt_ns, 0);
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
@@ -892,7 +867,7 @@ Test(cc_wire, ack_past_a_partial_resend_completes_the_wqe)
 {
 	struct rc_opts o;
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	struct blue_wc wc;
 	uint32_t psn0;
 
@@ -900,7 +875,7 @@ Test(cc_wire, ack_past_a_partial_resend_completes_the_wqe)
 	o.timeout = 1;		/* 8.2 us: the next pass of A times out */
 	o.retry_cnt = 1;	/* a second timeout fails the WRITE instead of hiding a stall */
 	rc_fx_init(&fx, &o);
-	mem_init(&m, &fx.a, &fx.b, 4 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 4 * KiB, 4 * KiB + 3, ACC);
 	psn0 = fx.a.qp->live->sq_psn;
 	post_write(&fx.a, &m, 9, 4 * KiB);
 	blue__progress(fx.a.ctx);
@@ -916,6 +891,6 @@ Test(cc_wire, ack_past_a_partial_resend_completes_the_wqe)
 	cr_assert_eq(wc.status, BLUE_WC_SUCCESS, "WRITE: %s", blue_wc_status_str(wc.status));
 	cr_assert_eq(wc.wr_id, 9);
 	cr_assert(rc_check(m.dst, 4 * KiB, 4 * KiB + 3), "the bytes arrived");
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }

@@ -132,35 +132,9 @@ static const char *pol_name(enum blue_retx_policy pol)
 
 /* ---- one transfer A -> B (or a READ B -> A), checked --------------------------------- */
 
-struct mem {
-	uint8_t *src, *dst;
-	struct blue_mr *smr, *dmr;
-	uint32_t len;
-};
-
 static const unsigned int ACC = BLUE_ACCESS_LOCAL_WRITE | BLUE_ACCESS_REMOTE_WRITE |
 				BLUE_ACCESS_REMOTE_READ | BLUE_ACCESS_REMOTE_ATOMIC;
 
-/* @src on @from, @dst on @to, @len bytes, @src filled with a pattern. */
-static void mem_init(struct mem *m, struct rc_side *from, struct rc_side *to, uint32_t len)
-{
-	m->len = len;
-	m->src = malloc(len);
-	m->dst = calloc(1, len);
-	cr_assert(m->src && m->dst);
-	rc_fill(m->src, len, len + 11);
-	m->smr = blue_reg_mr(from->pd, m->src, len, ACC);
-	m->dmr = blue_reg_mr(to->pd, m->dst, len, ACC);
-	cr_assert(m->smr && m->dmr);
-}
-
-static void mem_fini(struct mem *m)
-{
-	cr_assert_eq(blue_dereg_mr(m->smr), 0);
-	cr_assert_eq(blue_dereg_mr(m->dmr), 0);
-	free(m->src);
-	free(m->dst);
-}
 
 static void check_wc(struct blue_wc wc, uint64_t wr_id, enum blue_wc_opcode op, const char *what)
 {
@@ -179,7 +153,7 @@ static struct res xfer_mixed(enum blue_retx_policy pol, enum blue_retx_policy pb
 			     enum blue_wr_opcode op, uint32_t len, struct flt *fa, struct flt *fb)
 {
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	struct blue_sge sge;
 	struct blue_send_wr wr;
 	struct blue_wc wc;
@@ -188,9 +162,9 @@ static struct res xfer_mixed(enum blue_retx_policy pol, enum blue_retx_policy pb
 
 	pair_up(&fx, pol, pb, fa, fb);
 	if (rd)
-		mem_init(&m, &fx.b, &fx.a, len);
+		rc_mem_init(&m, &fx.b, &fx.a, len, len + 11, ACC);
 	else
-		mem_init(&m, &fx.a, &fx.b, len);
+		rc_mem_init(&m, &fx.a, &fx.b, len, len + 11, ACC);
 	if (op == BLUE_WR_SEND)
 		rc_post_recv(&fx.b, 9, m.dst, len, m.dmr->lkey);
 	memset(&wr, 0, sizeof(wr));
@@ -227,7 +201,7 @@ static struct res xfer_mixed(enum blue_retx_policy pol, enum blue_retx_policy pb
 	r = res_of(&fx, fb);
 	if (pb == GBN)
 		cr_assert_eq(r.sr_naks, 0, "go-back-N never sends a hole NAK");
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 	return r;
 }
@@ -497,7 +471,7 @@ static void chain(enum blue_retx_policy pol)
 {
 	struct flt fa = { 0 }, fb = { 0 };
 	struct rc_fx fx;
-	struct mem s1, w1, r1, s2;
+	struct rc_mem s1, w1, r1, s2;
 	uint64_t *word = aligned_alloc(64, 64), *orig = aligned_alloc(64, 64);
 	struct blue_mr *wmr, *omr;
 	struct blue_sge sge[6];
@@ -507,12 +481,12 @@ static void chain(enum blue_retx_policy pol)
 
 	cr_assert(word && orig);
 	pair_up(&fx, pol, pol, &fa, &fb);
-	mem_init(&s1, &fx.a, &fx.b, 5 * KiB);	/* PSN +0..+4 */
-	mem_init(&w1, &fx.a, &fx.b, 9 * KiB);	/* +5..+13 */
+	rc_mem_init(&s1, &fx.a, &fx.b, 5 * KiB, 5 * KiB + 11, ACC);	/* PSN +0..+4 */
+	rc_mem_init(&w1, &fx.a, &fx.b, 9 * KiB, 9 * KiB + 11, ACC);	/* +5..+13 */
 	/* FAA +14 */
-	mem_init(&r1, &fx.b, &fx.a, 7 * KiB);	/* READ +15..+21 */
+	rc_mem_init(&r1, &fx.b, &fx.a, 7 * KiB, 7 * KiB + 11, ACC);	/* READ +15..+21 */
 	/* CAS +22 */
-	mem_init(&s2, &fx.a, &fx.b, 3 * KiB);	/* +23..+25 */
+	rc_mem_init(&s2, &fx.a, &fx.b, 3 * KiB, 3 * KiB + 11, ACC);	/* +23..+25 */
 	*word = 1000;
 	orig[0] = orig[1] = 0;
 	wmr = blue_reg_mr(fx.b.pd, word, 64, ACC);
@@ -589,10 +563,10 @@ static void chain(enum blue_retx_policy pol)
 	}
 	cr_assert_eq(blue_dereg_mr(wmr), 0);
 	cr_assert_eq(blue_dereg_mr(omr), 0);
-	mem_fini(&s1);
-	mem_fini(&w1);
-	mem_fini(&r1);
-	mem_fini(&s2);
+	rc_mem_fini(&s1);
+	rc_mem_fini(&w1);
+	rc_mem_fini(&r1);
+	rc_mem_fini(&s2);
 	free(word);
 	free(orig);
 	rc_fx_fini(&fx);
@@ -618,13 +592,13 @@ Test(rc_retx, atomic_hole_runs_before_what_was_held)
 	struct rc_fx fx;
 	uint64_t *word = aligned_alloc(64, 64), *orig = aligned_alloc(64, 64);
 	struct blue_mr *wmr, *omr;
-	struct mem s;
+	struct rc_mem s;
 	struct blue_sge sge[2];
 	struct blue_send_wr wr[2];
 	struct blue_wc wc;
 
 	pair_up(&fx, SR, SR, &fa, &fb);
-	mem_init(&s, &fx.a, &fx.b, 4 * KiB);
+	rc_mem_init(&s, &fx.a, &fx.b, 4 * KiB, 4 * KiB + 11, ACC);
 	*word = 1;
 	*orig = 0;
 	wmr = blue_reg_mr(fx.b.pd, word, 64, ACC);
@@ -658,7 +632,7 @@ Test(rc_retx, atomic_hole_runs_before_what_was_held)
 	cr_assert_eq(fx.a.qp->live->retx_pkts, 1, "only the CAS went again");
 	cr_assert_eq(blue_dereg_mr(wmr), 0);
 	cr_assert_eq(blue_dereg_mr(omr), 0);
-	mem_fini(&s);
+	rc_mem_fini(&s);
 	free(word);
 	free(orig);
 	rc_fx_fini(&fx);
@@ -741,7 +715,7 @@ Test(rc_retx, cm_negotiation)
 		struct rc_fx fx;
 		enum blue_retx_policy pa, pb;
 		struct rc_drop d = { .opcode = -1, .max_drops = 1 };
-		struct mem m;
+		struct rc_mem m;
 		struct blue_sge sge;
 		struct blue_send_wr wr;
 		uint64_t retx;
@@ -750,7 +724,7 @@ Test(rc_retx, cm_negotiation)
 		cr_assert_eq(pa, cases[i].want, "case %u: A uses %s", i, pol_name(pa));
 		cr_assert_eq(pb, cases[i].want, "case %u: B uses %s", i, pol_name(pb));
 		/* and it works: a WRITE with one hole */
-		mem_init(&m, &fx.a, &fx.b, 32 * KiB);
+		rc_mem_init(&m, &fx.a, &fx.b, 32 * KiB, 32 * KiB + 11, ACC);
 		d.psn = blue_psn_add(fx.a.qp->live->sq_psn, 9);
 		rc_drop_install(fx.a.hal, &d);
 		sge = (struct blue_sge){ (uintptr_t)m.src, m.len, m.smr->lkey };
@@ -767,7 +741,7 @@ Test(rc_retx, cm_negotiation)
 			cr_assert_eq(retx, 1, "case %u: %llu", i, (unsigned long long)retx);
 		else
 			cr_assert_eq(retx, 32 - 9, "case %u: %llu", i, (unsigned long long)retx);
-		mem_fini(&m);
+		rc_mem_fini(&m);
 		rc_fx_fini(&fx);
 	}
 }
@@ -874,7 +848,7 @@ static void timer_case(const struct blue_retx_attr *ra, uint64_t at1_ns, uint64_
 {
 	struct flt fa = { 0 }, fb = { 0 };
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	struct blue_sge sge;
 	struct blue_send_wr wr;
 	struct blue_qp_ctx *live;
@@ -883,7 +857,7 @@ static void timer_case(const struct blue_retx_attr *ra, uint64_t at1_ns, uint64_
 	pair_up(&fx, GBN, GBN, &fa, &fb);
 	live = fx.a.qp->live;
 	cr_assert_eq(blue_qp_set_retx(fx.a.qp, ra), 0);
-	mem_init(&m, &fx.a, &fx.b, 64 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 64 * KiB, 64 * KiB + 11, ACC);
 	rule_add(&fa, BLUE_OP_RC_WRITE_LAST, -1, -1, BLUE_LB_DROP, 1);
 	sge = (struct blue_sge){ (uintptr_t)m.src, m.len, m.smr->lkey };
 	wr = (struct blue_send_wr){ .wr_id = 1, .sg_list = &sge, .num_sge = 1,
@@ -913,7 +887,7 @@ static void timer_case(const struct blue_retx_attr *ra, uint64_t at1_ns, uint64_
 	cr_assert_geq(blue__now_ns(), armed, "completed only after the timer fired");
 	cr_assert_eq(live->retransmits, t0 + 1, "one timeout");
 	cr_assert(rc_check(m.dst, m.len, m.len + 11));
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
@@ -1092,13 +1066,13 @@ Test(rc_retx, rnr_under_selective)
 {
 	struct flt fa = { 0 }, fb = { 0 };
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	struct blue_sge sge;
 	struct blue_send_wr wr;
 	struct blue_wc wc;
 
 	pair_up(&fx, SR, SR, &fa, &fb);
-	mem_init(&m, &fx.a, &fx.b, 16 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 16 * KiB, 16 * KiB + 11, ACC);
 	drop_psn(&fa, PSN_A + 5);
 	sge = (struct blue_sge){ (uintptr_t)m.src, m.len, m.smr->lkey };
 	wr = (struct blue_send_wr){ .wr_id = 1, .sg_list = &sge, .num_sge = 1,
@@ -1114,7 +1088,7 @@ Test(rc_retx, rnr_under_selective)
 	rc_quiet(&fx, fx.b.rcq, 2);
 	cr_assert(rc_check(m.dst, m.len, m.len + 11));
 	cr_assert_eq(fx.b.qp->live->sr_held, 0);
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }
 
@@ -1124,7 +1098,7 @@ Test(rc_retx, dead_peer_retry_exceeded_under_selective)
 	struct flt fa = { 0 }, fb = { 0 };
 	struct rc_opts o;
 	struct rc_fx fx;
-	struct mem m;
+	struct rc_mem m;
 	struct blue_sge sge;
 	struct blue_send_wr wr[3];
 	struct blue_wc wc;
@@ -1136,7 +1110,7 @@ Test(rc_retx, dead_peer_retry_exceeded_under_selective)
 	set_policy(&fx, SR, SR);
 	blue_hal_loopback_set_filter(fx.a.hal, flt_fn, &fa);
 	blue_hal_loopback_set_filter(fx.b.hal, flt_fn, &fb);
-	mem_init(&m, &fx.a, &fx.b, 8 * KiB);
+	rc_mem_init(&m, &fx.a, &fx.b, 8 * KiB, 8 * KiB + 11, ACC);
 	drop_psn(&fa, PSN_A + 2);			/* a hole first ... */
 	rule_add(&fb, -1, -1, -1, BLUE_LB_DROP, -1);	/* ... then B is mute */
 	memset(wr, 0, sizeof(wr));
@@ -1161,6 +1135,6 @@ Test(rc_retx, dead_peer_retry_exceeded_under_selective)
 	cr_assert_eq(fx.a.qp->live->retransmits, 2, "retry_cnt 2: two probes, then the end");
 	blue_hal_loopback_set_filter(fx.a.hal, NULL, NULL);
 	blue_hal_loopback_set_filter(fx.b.hal, NULL, NULL);
-	mem_fini(&m);
+	rc_mem_fini(&m);
 	rc_fx_fini(&fx);
 }
