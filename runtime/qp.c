@@ -17,6 +17,7 @@
 #include "runtime/log.h"
 #include "runtime/probes.h"
 #include "runtime/qp.h"
+#include "runtime/rq.h"
 #include "runtime/slot_owner.h"
 #include "runtime/tune.h"
 
@@ -445,6 +446,7 @@ static void qp_reset(struct blue_qp *qp)
 	qp->live->local_ip = qp->ctx->ip;
 	blue_ring_reset(&qp->sq.ring);
 	blue_ring_reset(&qp->rq.ring);
+	qp->rq_held = false;
 	memset(qp->sq_eng, 0, blue_ring_size(&qp->sq.ring) * sizeof(*qp->sq_eng));
 	blue__req_reset(qp);
 	blue__resp_reset(qp);
@@ -673,9 +675,6 @@ int blue__sq_complete(struct blue_qp *qp, enum blue_wc_status status)
 
 void blue__qp_flush(struct blue_qp *qp)
 {
-	struct blue_ring *rq = &qp->rq.ring;
-	struct blue_wc wc;
-
 	while (blue_ring_count(&qp->sq.ring)) {
 		const struct blue_swqe_eng *e =
 			blue__sq_eng(qp, blue_ring_cons_own(&qp->sq.ring));
@@ -685,17 +684,5 @@ void blue__qp_flush(struct blue_qp *qp)
 		if (blue__sq_complete(qp, st))
 			break;
 	}
-	while (blue_ring_count(rq)) {
-		const struct blue_recv_wqe *w = blue_rq_wqe(&qp->rq, blue_ring_cons_own(rq));
-
-		memset(&wc, 0, sizeof(wc));
-		wc.wr_id = w->wr_id;
-		wc.status = BLUE_WC_WR_FLUSH_ERR;
-		wc.opcode = BLUE_WC_RECV;
-		wc.qp_num = qp->qpn;
-		if (blue__cq_push(qp->recv_cq, &wc, false))
-			break;
-		BLUE_PROBE5(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode, wc.byte_len);
-		blue_ring_consume(rq, 1);
-	}
+	(void)blue__rq_flush(qp);
 }

@@ -56,6 +56,7 @@ struct blue_qp {
 	/* queues */
 	struct blue_wq sq;
 	struct blue_wq rq;
+	bool rq_held;			/* a message is filling a receive WQE (rq.h) */
 	struct blue_swqe_eng *sq_eng;	/* engine state per send-ring entry */
 
 	/* transport */

@@ -26,6 +26,7 @@
 #include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
+#include "runtime/rq.h"
 
 const char *const blue__resp_state_name[BLUE_RESP__MAX] = {
 	[BLUE_RESP_CHECK_PSN] = "check_psn",
@@ -221,8 +222,7 @@ static void recv_complete(struct blue_qp *qp, enum blue_wc_status status,
 			  enum blue_wc_opcode opcode, uint32_t byte_len,
 			  const struct blue_pkt *p)
 {
-	struct blue_ring *rq = &qp->rq.ring;
-	const struct blue_recv_wqe *w = blue_rq_wqe(&qp->rq, blue_ring_cons_own(rq));
+	const struct blue_recv_wqe *w = blue__rq_cur(qp);
 	struct blue_wc wc = {
 		.wr_id = w->wr_id,
 		.status = status,
@@ -239,7 +239,7 @@ static void recv_complete(struct blue_qp *qp, enum blue_wc_status status,
 	/* the CQ had room (checked before executing), unless this is an error */
 	if (blue__cq_push(qp->recv_cq, &wc, p->se) == 0)
 		BLUE_PROBE5(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode, wc.byte_len);
-	blue_ring_consume(rq, 1);
+	blue__rq_end(qp);
 }
 
 /* ---- duplicates and responder resources ------------------------------------------------ */
@@ -428,7 +428,7 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				st = BLUE_RESP_DONE;
 				break;
 			}
-			if (wants_rwqe && !blue_ring_count(&qp->rq.ring)) {
+			if (wants_rwqe && !blue__rq_begin(qp)) {
 				st = BLUE_RESP_RNR;
 				break;
 			}
@@ -519,8 +519,7 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 		case BLUE_RESP_EXECUTE:
 			st = BLUE_RESP_COMPLETE;
 			if (is_send) {
-				const struct blue_recv_wqe *w =
-					blue_rq_wqe(&qp->rq, blue_ring_cons_own(&qp->rq.ring));
+				const struct blue_recv_wqe *w = blue__rq_cur(qp);
 
 				if (first)
 					r->recv_off = 0;

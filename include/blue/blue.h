@@ -31,6 +31,8 @@ struct blue_pd;
 struct blue_cq;
 struct blue_qp;
 struct blue_comp_channel;
+struct blue_ah;
+struct blue_srq;
 
 union blue_gid {
 	uint8_t raw[16];
@@ -105,9 +107,15 @@ enum blue_wc_opcode {
 	BLUE_WC_RECV_RDMA_WITH_IMM = (1 << 7) + 1,
 };
 
+/* Same bits as enum ibv_wc_flags. */
 enum blue_wc_flags {
+	BLUE_WC_GRH = 1,	/* the first 40 bytes of the buffer hold the GRH (UD) */
 	BLUE_WC_WITH_IMM = 2,
 };
+
+/* The bytes a UD receive buffer starts with: the GRH, or for RoCEv2 over IPv4 20 zero
+ * bytes then the IPv4 header, as rxe lays it out (IBA 11.4.1.1). */
+#define BLUE_GRH_LEN	40
 
 /* Same bits as enum ibv_qp_attr_mask. */
 enum blue_qp_attr_mask {
@@ -116,6 +124,7 @@ enum blue_qp_attr_mask {
 	BLUE_QP_ACCESS_FLAGS = 1 << 3,
 	BLUE_QP_PKEY_INDEX = 1 << 4,
 	BLUE_QP_PORT = 1 << 5,
+	BLUE_QP_QKEY = 1 << 6,
 	BLUE_QP_AV = 1 << 7,
 	BLUE_QP_PATH_MTU = 1 << 8,
 	BLUE_QP_TIMEOUT = 1 << 9,
@@ -157,7 +166,8 @@ struct blue_port_attr {
 	uint8_t link_layer;	/* 2 = Ethernet, as IBV_LINK_LAYER_ETHERNET */
 };
 
-/* The address vector of a connected QP's peer (RoCEv2: GID + port). */
+/* The address vector of a connected QP's peer, or of a UD destination (an address
+ * handle): RoCEv2 needs the GID (IPv4-mapped) and the port; the MAC is resolved. */
 struct blue_ah_attr {
 	union blue_gid dgid;	/* IPv4-mapped IPv6 */
 	uint8_t sgid_index;
@@ -178,8 +188,9 @@ struct blue_qp_init_attr {
 	void *qp_context;
 	struct blue_cq *send_cq;
 	struct blue_cq *recv_cq;
+	struct blue_srq *srq;		/* receives come from it (NULL: the QP's own queue) */
 	struct blue_qp_cap cap;
-	enum blue_qp_type qp_type;	/* BLUE_QPT_RC */
+	enum blue_qp_type qp_type;	/* BLUE_QPT_RC or BLUE_QPT_UD */
 	int sq_sig_all;
 };
 
@@ -191,6 +202,7 @@ struct blue_qp_attr {
 	uint32_t rq_psn;
 	uint32_t sq_psn;
 	uint32_t dest_qp_num;
+	uint32_t qkey;		/* UD: the Q_Key the QP accepts and sends with (BLUE_QP_QKEY) */
 	struct blue_qp_cap cap;
 	struct blue_ah_attr ah_attr;
 	uint16_t pkey_index;
@@ -228,6 +240,15 @@ struct blue_send_wr {
 			uint64_t swap;
 			uint32_t rkey;
 		} atomic;
+		/*
+		 * UD: the destination. A @remote_qkey with its high bit set means "the
+		 * QP's own Q_Key" (IBA 10.2.5, the controlled Q_Key rule).
+		 */
+		struct {
+			struct blue_ah *ah;
+			uint32_t remote_qpn;
+			uint32_t remote_qkey;
+		} ud;
 	} wr;
 };
 
@@ -246,8 +267,10 @@ struct blue_wc {
 	uint32_t byte_len;
 	uint32_t imm_data;	/* network byte order */
 	uint32_t qp_num;
-	uint32_t src_qp;
-	unsigned int wc_flags;
+	uint32_t src_qp;	/* UD: the sender's QPN (DETH); RC: the peer's */
+	unsigned int wc_flags;	/* enum blue_wc_flags */
+	uint16_t pkey_index;
+	uint8_t sl;
 };
 
 /* A registered memory region. The fields are read-only for the application. */
@@ -401,6 +424,103 @@ int blue_get_cq_event(struct blue_comp_channel *ch, struct blue_cq **cq, void **
 
 /** blue_ack_cq_events() - acknowledge @nevents events got for @cq. */
 void blue_ack_cq_events(struct blue_cq *cq, unsigned int nevents);
+
+/* ---- address handles (UD) ---------------------------------------------------- */
+
+/**
+ * blue_create_ah() - an address handle for UD sends to @attr->dgid (IPv4-mapped) from
+ * the GID at @attr->sgid_index. The destination's MAC is resolved now (a static
+ * neighbour, the kernel's table, or ARP), or is the device's own for a GID of this
+ * device (loopback).
+ * Return: an AH, or NULL with errno set (EINVAL: not an IPv4-mapped GID, a bad GID
+ * index or port; ENOENT: the MAC could not be resolved), after a message naming it.
+ */
+struct blue_ah *blue_create_ah(struct blue_pd *pd, const struct blue_ah_attr *attr);
+
+/** blue_destroy_ah() - Return: 0 or errno. */
+int blue_destroy_ah(struct blue_ah *ah);
+
+/**
+ * blue_ah_attr_from_grh() - the address vector back to the sender of a UD message,
+ * from the BLUE_GRH_LEN bytes its receive buffer starts with (IPv4: the header in the
+ * last 20 bytes; its source becomes @attr->dgid, its destination picks the local GID
+ * index). Return: 0, or EINVAL when @grh holds neither an IPv4 header nor a GRH.
+ */
+int blue_ah_attr_from_grh(struct blue_context *ctx, const void *grh,
+			  struct blue_ah_attr *attr);
+
+/* ---- shared receive queues ---------------------------------------------------- */
+
+struct blue_srq_attr {
+	uint32_t max_wr;
+	uint32_t max_sge;
+	uint32_t srq_limit;	/* 0: disarmed; else the limit event fires below it */
+};
+
+/* Same bits as enum ibv_srq_attr_mask. */
+enum blue_srq_attr_mask {
+	BLUE_SRQ_MAX_WR = 1 << 0,	/* resize: refused (EINVAL), as rxe without resize */
+	BLUE_SRQ_LIMIT = 1 << 1,
+};
+
+/**
+ * blue_create_srq() - a shared receive queue of at least @attr->max_wr WQEs. QPs
+ * created with it (blue_qp_init_attr.srq) take their receive WQEs from it, in posting
+ * order, whichever QP a message arrives on; an RC QP answers RNR NAK when it is empty.
+ * @srq_context: returned in its async events.
+ * Return: an SRQ (@attr updated to what it got), or NULL with errno set.
+ */
+struct blue_srq *blue_create_srq(struct blue_pd *pd, struct blue_srq_attr *attr,
+				 void *srq_context);
+
+/**
+ * blue_modify_srq() - arm the limit (BLUE_SRQ_LIMIT): when the WQEs posted drop below
+ * @attr->srq_limit, one BLUE_EVENT_SRQ_LIMIT_REACHED is raised and the limit disarms
+ * (back to 0) until armed again. Return: 0, or EINVAL (a limit above max_wr, a resize).
+ */
+int blue_modify_srq(struct blue_srq *srq, struct blue_srq_attr *attr, int attr_mask);
+
+/** blue_query_srq() - max_wr, max_sge and the limit now (0: disarmed). */
+int blue_query_srq(struct blue_srq *srq, struct blue_srq_attr *attr);
+
+/** blue_post_srq_recv() - as blue_post_recv(), onto the SRQ. */
+int blue_post_srq_recv(struct blue_srq *srq, struct blue_recv_wr *wr,
+		       struct blue_recv_wr **bad_wr);
+
+/** blue_destroy_srq() - Return: 0, or EBUSY while QPs use it. */
+int blue_destroy_srq(struct blue_srq *srq);
+
+/* ---- asynchronous events ------------------------------------------------------ */
+
+/* Same numbering as enum ibv_event_type. */
+enum blue_event_type {
+	BLUE_EVENT_QP_FATAL = 1,		/* the engine moved a QP to ERROR */
+	BLUE_EVENT_COMM_EST = 4,		/* first packet on a QP in RTR */
+	BLUE_EVENT_PORT_ACTIVE = 9,
+	BLUE_EVENT_PORT_ERR = 10,
+	BLUE_EVENT_SRQ_LIMIT_REACHED = 15,
+	BLUE_EVENT_QP_LAST_WQE_REACHED = 16,	/* an SRQ's QP in ERROR takes no more */
+};
+
+struct blue_async_event {
+	enum blue_event_type type;
+	struct blue_qp *qp;	/* QP events */
+	struct blue_srq *srq;	/* SRQ events */
+	uint8_t port_num;	/* port events */
+	void *context;		/* the QP's qp_context or the SRQ's srq_context */
+};
+
+/**
+ * blue_async_fd() - an fd that polls readable while events are queued on @ctx. The
+ * engine queues them as it runs (the application's calls, or compat's progress thread).
+ */
+int blue_async_fd(struct blue_context *ctx);
+
+/**
+ * blue_get_async_event() - take the oldest queued event, without blocking.
+ * Return: 0, or EAGAIN when none is queued.
+ */
+int blue_get_async_event(struct blue_context *ctx, struct blue_async_event *ev);
 
 /* ---- queue pairs ---------------------------------------------------------- */
 

@@ -122,7 +122,7 @@ struct blue_qp_ctx {
 	 * it holds on the pin directory (runtime/slot_owner.c), not by this PID.
 	 */
 	__u32	owner_pid;
-	__u32	pad1;
+	__u32	qkey;		/* UD: the Q_Key it accepts and sends with; 0 for RC */
 
 	/* congestion control (runtime/cc*.c; the parameters in include/blue/cc.h) */
 	__u8	cc_algo;	/* enum blue_cc_algo: 0 none, 1 DCQCN, 2 window */
