@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/ah.h"
 #include "runtime/codec.h"
 #include "runtime/device.h"
 #include "runtime/progress.h"
@@ -473,4 +474,37 @@ Test(ud, wrong_transport_both_ways)
 	cr_assert_eq(blue_destroy_qp(fx.rc.b.qp), 0);
 	fx.rc.b.qp = ud_b;
 	ud_fx_fini(&fx);
+}
+
+Test(ud, ah_checks_and_own_gid)
+{
+	struct rc_fx fx;
+	struct blue_ah_attr at = { .sgid_index = 1, .port_num = 1 };
+	struct blue_ah *ah;
+
+	rc_fx_init_noqp(&fx, NULL);
+	/* a GID of this device: frames go to its own MAC (loopback, as rxe) */
+	cr_assert_eq(blue_query_gid(fx.a.ctx, 1, 1, &at.dgid), 0);
+	ah = blue_create_ah(fx.a.pd, &at);
+	cr_assert_not_null(ah);
+	cr_assert_eq(memcmp(ah->dmac, fx.a.mac, 6), 0);
+	cr_assert_eq(blue_dealloc_pd(fx.a.pd), EBUSY, "the PD still has an AH");
+	cr_assert_eq(blue_destroy_ah(ah), 0);
+	/* the IPv6 link-local GID index, a non-IPv4 GID, a port that is not there */
+	at.sgid_index = 0;
+	cr_assert_null(blue_create_ah(fx.a.pd, &at));
+	cr_assert_eq(errno, EINVAL);
+	at.sgid_index = 1;
+	at.port_num = 2;
+	cr_assert_null(blue_create_ah(fx.a.pd, &at));
+	cr_assert_eq(errno, EINVAL);
+	at.port_num = 1;
+	cr_assert_eq(blue_query_gid(fx.a.ctx, 1, 0, &at.dgid), 0);
+	cr_assert_null(blue_create_ah(fx.a.pd, &at));
+	cr_assert_eq(errno, EINVAL);
+	/* an IPv4 peer nobody knows: no MAC over the loopback HAL */
+	memcpy(at.dgid.raw, (const uint8_t[16]){ [10] = 0xff, [11] = 0xff, 10, 9, 9, 9 }, 16);
+	cr_assert_null(blue_create_ah(fx.a.pd, &at));
+	cr_assert_eq(errno, ENOENT);
+	rc_fx_fini(&fx);
 }
