@@ -508,3 +508,31 @@ Test(ud, ah_checks_and_own_gid)
 	cr_assert_eq(errno, ENOENT);
 	rc_fx_fini(&fx);
 }
+
+/* The GRH in its own 40-byte SGE and the payload in a second one (IBA 11.4.1.1 allows any
+ * split; the bytes land as if the SGEs were one buffer). */
+Test(ud, grh_and_payload_across_two_sges)
+{
+	struct ud_fx fx;
+	struct blue_sge sge[2];
+	struct blue_recv_wr wr = { .wr_id = 5, .sg_list = sge, .num_sge = 2 }, *bad;
+	struct blue_wc wc;
+
+	ud_fx_init(&fx, QKEY, QKEY);
+	sge[0] = (struct blue_sge){ .addr = (uintptr_t)area(&fx.b, 2), .length = 30,
+				    .lkey = fx.b.mr->lkey };
+	sge[1] = (struct blue_sge){ .addr = (uintptr_t)area(&fx.b, 3), .length = 500,
+				    .lkey = fx.b.mr->lkey };
+	cr_assert_eq(blue_post_recv(fx.rc.b.qp, &wr, &bad), 0);
+	ud_send(&fx.rc.a, &fx.a, fx.a.ah, blue_qp_num(fx.rc.b.qp), QKEY, 300, 11, false, 7);
+	expect_sent(&fx, &fx.rc.a, 7);
+	wc = rc_wait1(&fx.rc, fx.rc.b.rcq, RC_WAIT_MS);
+	cr_assert_eq(wc.status, BLUE_WC_SUCCESS);
+	cr_assert_eq(wc.byte_len, BLUE_GRH_LEN + 300);
+	/* 30 GRH bytes in the first SGE, its last 10 and the payload in the second */
+	memcpy(area(&fx.b, 4), area(&fx.b, 2), 30);
+	memcpy(area(&fx.b, 4) + 30, area(&fx.b, 3), 10 + 300);
+	expect_grh(area(&fx.b, 4), &fx.cap_a);
+	cr_assert(rc_check(area(&fx.b, 3) + 10, 300, 11), "payload differs");
+	ud_fx_fini(&fx);
+}
