@@ -8,14 +8,15 @@
 #                             mpicc are installed; fail unless the compat libraries are built
 #   ucx_setup TAG IP_A IP_B   the namespaces UCX_NS_A/UCX_NS_B, joined by a veth pair whose
 #                             two ends are both named UCX_IF (ucx_perftest's server takes the
-#                             client's device name), blue attached on both ends
+#                             client's device name), blue attached on both ends; each host
+#                             entered by ucx_in gets the /dev/infiniband node UCX wants
 #   ucx_in NS NAME CMD...     CMD in NS as a host of its own (tests/ucx/ns_enter.sh) with the
 #                             compat libraries and UCX_ENV (NAME=VALUE words) in its env
 #   ucx_perf_run LOG_S LOG_C SERVER_ARGS... -- CLIENT_ARGS...
 #                             ucx_perftest's server in A and its client in B against A's
 #                             address, both bounded; fails unless both exit 0
-#   ucx_perf_check LOG        0 if LOG holds ucx_perftest's final result row
-#   ucx_perf_figure LOG       "lat 12.3 us" / "bw 456.7 MB/s, 0.12 Mmsg/s"
+#   ucx_perf_check LOG ITERS  0 if LOG holds ucx_perftest's final result row, for ITERS
+#   ucx_perf_figure LOG       "latency 12.3 us (median 12.1), 45.6 MB/s, 789 msg/s"
 #   mpi_build OUT             tests/ucx/mpi_check.c built with mpicc into OUT
 #   mpi_run LOG MPIRUN_ARGS...
 #                             mpirun in A with one rank in A and one in B (a launch agent
@@ -46,6 +47,9 @@ ucx_setup() {
 	UCX_IF=${tag}$BASHPID
 	UCX_IP_A=$2
 	UCX_IP_B=$3
+	# the device node UCX wants to see (tests/ucx/ns_enter.sh): "/dev/infiniband/" + the
+	# dev_name the compat library gives the device (compat/device.c)
+	export BLUE_NS_UVERBS=uverbs_blue_$UCX_IF
 	netns_pair "$UCX_NS_A" "$UCX_NS_B" "$UCX_IF" "$UCX_IF" "$UCX_IP_A" "$UCX_IP_B"
 	ns_exec "$UCX_NS_A" sysctl -qw "net.ipv6.conf.$UCX_IF.disable_ipv6=1"
 	ns_exec "$UCX_NS_B" sysctl -qw "net.ipv6.conf.$UCX_IF.disable_ipv6=1"
@@ -99,12 +103,13 @@ ucx_perf_run() {
 	[ "$crc" -eq 0 ] || fail "ucx_perftest's client exited $crc"
 }
 
-# ucx_perftest prints a table (ucx/src/tools/perf/perftest.c print_header/print_progress):
-#   |              |             overhead (usec)   |   latency (usec)   | bandwidth (MB/s) |  message rate (msg/s) |
-#   | Stage | # iterations | typical | average | overall |  average |  overall |  average |  overall |
-# and after the run a "Final:" row with the same columns:
-#   Final:  ITERS  TYP  AVG  OVERALL  LAT_AVG  LAT_OVERALL  BW_AVG  BW_OVERALL  MR_AVG  MR_OVERALL
-# The client alone prints it. ucx_perf_check LOG ITERS: the Final row reports ITERS.
+# ucx_perftest 1.13 prints a table (src/tools/perf/perftest_run.c, print_header and
+# print_progress) whose rows are
+#   Stage | # iterations | latency (usec): 50.0%ile average overall |
+#   bandwidth (MB/s): average overall | message rate (msg/s): average overall
+# and, once the run is over, a "Final:" row with the same columns (the client's side):
+#   Final:  ITERS  P50  LAT_AVG  LAT_OVERALL  BW_AVG  BW_OVERALL  MR_AVG  MR_OVERALL
+# ucx_perf_check LOG ITERS: the Final row is there and reports ITERS.
 ucx_perf_check() {
 	local log=$1 iters=$2 row
 	row=$(tr -d '\r' <"$log" | grep -E '^Final: ' | tail -1)
@@ -115,7 +120,7 @@ ucx_perf_check() {
 
 ucx_perf_figure() {
 	tr -d '\r' <"$1" | grep -E '^Final: ' | tail -1 |
-		awk '{ printf "latency %s us, bandwidth %s MB/s, %s msg/s\n", $6, $9, $11 }'
+		awk '{ printf "latency %s us (median %s), %s MB/s, %s msg/s\n", $5, $3, $7, $9 }'
 }
 
 ucx_figure_record() {
