@@ -33,7 +33,12 @@ exec nsenter --net=/run/netns/"$ns" unshare --uts --mount --propagation private 
 	mount --rbind /sys/fs/bpf "$keep/bpf"
 	mount -t sysfs sysfs /sys
 	mount --move "$keep/bpf" /sys/fs/bpf
-	if [ -n "${BLUE_NS_UVERBS:-}" ]; then
+	# a host entered from a host (mpirun launching a daemon) has its nodes already
+	need=
+	for d in ${BLUE_NS_UVERBS:-}; do
+		[ -c "/dev/infiniband/$d" ] || need=1
+	done
+	if [ -n "$need" ]; then
 		mount --rbind /dev "$keep/dev"
 		mount -t overlay blue-ns-dev \
 			-o "lowerdir=$keep/dev,upperdir=$keep/upper,workdir=$keep/work" /dev
@@ -43,7 +48,7 @@ exec nsenter --net=/run/netns/"$ns" unshare --uts --mount --propagation private 
 		done
 		mkdir -p /dev/infiniband
 		for d in $BLUE_NS_UVERBS; do
-			mknod -m 666 "/dev/infiniband/$d" c 1 3
+			[ -c "/dev/infiniband/$d" ] || mknod -m 666 "/dev/infiniband/$d" c 1 3
 		done
 	fi
 	umount -l "$keep"
