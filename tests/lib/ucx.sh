@@ -10,13 +10,14 @@
 #                             two ends are both named UCX_IF (ucx_perftest's server takes the
 #                             client's device name), blue attached on both ends; each host
 #                             entered by ucx_in gets the /dev/infiniband node UCX wants
+#   ucx_rc_v_env              UCX_ENV for UCP on blue's rc_verbs (the why: below)
 #   ucx_in NS NAME CMD...     CMD in NS as a host of its own (tests/ucx/ns_enter.sh) with the
 #                             compat libraries and UCX_ENV (NAME=VALUE words) in its env
 #   ucx_perf_run LOG_S LOG_C SERVER_ARGS... -- CLIENT_ARGS...
 #                             ucx_perftest's server in A and its client in B against A's
 #                             address, both bounded; fails unless both exit 0
 #   ucx_perf_check LOG ITERS  0 if LOG holds ucx_perftest's final result row, for ITERS
-#   ucx_perf_figure LOG       "latency 12.3 us (median 12.1), 45.6 MB/s, 789 msg/s"
+#   ucx_perf_figure LOG WHAT  "latency median 12.1 us, average 12.3 us" or "45.6 MB/s, 789 msg/s"
 #   mpi_build OUT             tests/ucx/mpi_check.c built with mpicc into OUT
 #   mpi_run LOG MPIRUN_ARGS...
 #                             mpirun in A with one rank in A and one in B (a launch agent
@@ -25,6 +26,22 @@
 #   ucx_figure_record WHAT FIGURE
 #                             a row of $UCX_FIGURES (the figures for the closing note)
 UCX_FIGURES=${UCX_FIGURES:-${B:-build}/test-logs/ucx.md}
+
+# ucx_rc_v_env: UCX_ENV for UCP over blue (set after ucx_setup):
+#  - UCX_TLS=rc_v: rc_verbs, with ud_verbs as the auxiliary transport of its wireup
+#    (ucp_context.c's alias table); nothing else, since UCX takes posix/sysv/cma shared
+#    memory for reachable between two namespaces of one host
+#  - UCX_UD_VERBS_ETH_DGID_CHECK=n: UCX 1.13's ud_verbs takes the L3 type of a RoCE
+#    datagram from wc.sl (mlx5's CQE: sl & 7 == 2 is IPv4) and, with sl 0 as rxe and blue
+#    leave it, compares the GRH's last 16 bytes (IPv4 header bytes for RoCEv2/IPv4) with
+#    its GIDs and drops every datagram: the wireup then times out (uct_ud_iface_check_grh;
+#    UCX fixed it after 1.13, openucx/ucx#10209)
+#  - UCX_SOCKADDR_TLS_PRIORITY=tcp: no rdmacm CM, which blue's librdmacm stand-in cannot
+#    open (UCX would log an ERROR and go on without it)
+ucx_rc_v_env() {
+	UCX_ENV="UCX_TLS=rc_v UCX_NET_DEVICES=$UCX_IF:1 UCX_UD_VERBS_ETH_DGID_CHECK=n"
+	UCX_ENV+=" UCX_SOCKADDR_TLS_PRIORITY=tcp UCX_LOG_LEVEL=info"
+}
 UCX_TIMEOUT=${UCX_TIMEOUT:-60}
 
 ucx_need() {
@@ -118,9 +135,12 @@ ucx_perf_check() {
 		{ echo "$log: the Final row reports $(awk '{ print $2 }' <<<"$row") iterations, want $iters" >&2; return 1; }
 }
 
+# ucx_perf_figure LOG WHAT: a latency test's (WHAT names *_lat) median and average, or a
+# bandwidth test's overall bandwidth and message rate
 ucx_perf_figure() {
-	tr -d '\r' <"$1" | grep -E '^Final: ' | tail -1 |
-		awk '{ printf "latency %s us (median %s), %s MB/s, %s msg/s\n", $5, $3, $7, $9 }'
+	tr -d '\r' <"$1" | grep -E '^Final: ' | tail -1 | awk -v lat="$([[ $2 == *_lat* ]] && echo 1)" '{
+		if (lat) printf "latency median %s us, average %s us\n", $3, $5
+		else printf "%s MB/s, %s msg/s\n", $7, $9 }'
 }
 
 ucx_figure_record() {

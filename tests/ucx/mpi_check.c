@@ -9,6 +9,9 @@
  * i is (rank + 1) * (i + 1); the sum over ranks has a closed form and is checked element by
  * element on every rank. The error count is itself reduced, so every rank exits 1 when any
  * check failed anywhere, and rank 0 prints one line per check ("pingpong SIZE: ok").
+ * With the argument "rma", one-sided too: rank 0 MPI_Puts a pattern into rank 1's window
+ * and MPI_Gets rank 1's own pattern back, both checked (osc ucx serves a window with a
+ * UCP context of its own, a second one in the process).
  * MPI_CHECK_CORRUPT=1 in rank 1's environment makes it flip one byte of its last answer
  * at the largest size, so that a test can see the check fail.
  */
@@ -102,6 +105,44 @@ static long allreduce(int me, int nranks)
 	return bad;
 }
 
+#define RMA_LEN (1 << 20)
+
+/* one-sided: the window is RMA_LEN bytes on each rank; rank 1 fills its second half */
+static long rma(int me)
+{
+	uint8_t *win_buf, *local = malloc(RMA_LEN);
+	long bad = 0;
+	MPI_Win win;
+
+	if (!local || MPI_Alloc_mem(RMA_LEN, MPI_INFO_NULL, &win_buf) != MPI_SUCCESS) {
+		fprintf(stderr, "rank %d: out of memory\n", me);
+		exit(2);
+	}
+	memset(win_buf, 0, RMA_LEN);
+	if (me == 1)
+		fill(win_buf + RMA_LEN / 2, RMA_LEN / 2, 7, 1);
+	MPI_Win_create(win_buf, RMA_LEN, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	MPI_Win_fence(0, win);
+	if (me == 0) {
+		fill(local, RMA_LEN / 2, 5, 0);
+		MPI_Put(local, RMA_LEN / 2, MPI_BYTE, 1, 0, RMA_LEN / 2, MPI_BYTE, win);
+	}
+	MPI_Win_fence(0, win);
+	if (me == 1)
+		bad += check(win_buf, RMA_LEN / 2, 5, 0, me);
+	if (me == 0) {
+		memset(local, 0, RMA_LEN);
+		MPI_Get(local, RMA_LEN / 2, MPI_BYTE, 1, RMA_LEN / 2, RMA_LEN / 2, MPI_BYTE, win);
+	}
+	MPI_Win_fence(0, win);
+	if (me == 0)
+		bad += check(local, RMA_LEN / 2, 7, 1, me);
+	MPI_Win_free(&win);
+	MPI_Free_mem(win_buf);
+	free(local);
+	return bad;
+}
+
 int main(int argc, char **argv)
 {
 	int me, nranks, len;
@@ -143,6 +184,14 @@ int main(int argc, char **argv)
 		printf("allreduce %d x int64: %s (%ld bad elements)\n", ALLREDUCE_N,
 		       sum ? "FAIL" : "ok", sum);
 	total_bad += sum;
+	if (argc > 1 && !strcmp(argv[1], "rma")) {
+		bad = rma(me);
+		MPI_Allreduce(&bad, &sum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+		if (me == 0)
+			printf("rma put+get %d B: %s (%ld bad bytes)\n", RMA_LEN / 2,
+			       sum ? "FAIL" : "ok", sum);
+		total_bad += sum;
+	}
 	if (me == 0)
 		printf("mpi_check: %s\n", total_bad ? "FAIL" : "PASS");
 	MPI_Finalize();

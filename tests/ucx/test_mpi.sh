@@ -11,6 +11,16 @@
 #   test_mpi_launch   the launch alone: pml ob1 over btl tcp on the veth (no blue in the data
 #                     path), so that a failure of the blue runs below is not the launch's;
 #                     and mpi_check itself fails when one byte comes back wrong
+#   test_mpi_ucx      on blue: pml ucx and osc ucx over UCX_TLS=rc_v (tests/lib/ucx.sh
+#                     ucx_rc_v_env), mpi_check with its one-sided part (MPI_Put/MPI_Get in a
+#                     window, which osc ucx serves with a second UCP context in each rank);
+#                     both contexts' UCP endpoints must say they run on rc_verbs over blue
+#
+# Open MPI's options, and why:
+#  - --mca pml ucx: Debian's /etc/openmpi/openmpi-mca-params.conf disables it (pml = ^ucx),
+#    and on a device that is not mlx* (pml_ucx_devices) it would rank below ob1 anyway
+#  - --mca osc ucx: the same file disables osc ucx (osc = ^ucx,pt2pt)
+#  - --mca btl ^uct,openib,ofi: the file's own btl exclusions, kept (pml ucx needs no btl)
 # shellcheck source=tests/lib/netns.sh
 source tests/lib/netns.sh
 # shellcheck source=tests/lib/compat.sh
@@ -50,4 +60,32 @@ test_mpi_launch() {
 	grep -q '^pingpong 4194304 x 10: FAIL (1 bad bytes)$' "$log" ||
 		fail "mpi_check did not report the one corrupted byte"
 	grep -q '^mpi_check: FAIL$' "$log" || fail "mpi_check did not say FAIL"
+}
+
+test_mpi_ucx() {
+	local bin log fwd=() v
+	ucx_setup mpi "$MPI_IP_A" "$MPI_IP_B"
+	bin=$PWD/$B/tests/ucx/mpi_check
+	mkdir -p "${bin%/*}"
+	mpi_build "$bin"
+	log=$(mktemp)
+	on_exit "rm -f $log"
+	ucx_rc_v_env
+	# mpirun hands the ranks what -x names: UCX_ENV's variables, set in its environment
+	for v in $UCX_ENV; do
+		export "${v?}"
+		fwd+=(-x "${v%%=*}")
+	done
+	mpi_run "$log" --mca pml ucx --mca osc ucx --mca btl ^uct,openib,ofi "${fwd[@]}" \
+		"$bin" rma || fail "mpirun exited $?"
+	mpi_check_ok "$log"
+	grep -q '^rma put+get 524288 B: ok (0 bad bytes)$' "$log" || fail "the one-sided part did not pass"
+	# per rank: pml ucx's endpoint (tag lanes) and osc ucx's (rma lanes), both rc_verbs
+	for v in ucxa ucxb; do
+		grep -qE "\\[$v:[0-9]+:0\\] .*ep_cfg\\[[0-9]+\\]: tag\\(rc_verbs/$UCX_IF:1" "$log" ||
+			fail "rank on $v: pml ucx's tag lanes are not on rc_verbs/$UCX_IF:1"
+		grep -qE "\\[$v:[0-9]+:0\\] .*ep_cfg\\[[0-9]+\\]: rma\\(rc_verbs/$UCX_IF:1" "$log" ||
+			fail "rank on $v: osc ucx's rma lanes are not on rc_verbs/$UCX_IF:1"
+	done
+	! grep -qE 'UCX +(ERROR|WARN)' "$log" || fail "UCX printed errors or warnings"
 }
