@@ -24,8 +24,10 @@
 #                             enters B: tests/ucx/ns_agent.sh), out-of-band traffic on the veth,
 #                             bounded; the daemons it starts are ended by PID at the test's end
 #   ucx_figure_record WHAT FIGURE
-#                             a row of $UCX_FIGURES (the figures for the closing note)
-UCX_FIGURES=${UCX_FIGURES:-${B:-build}/test-logs/ucx.md}
+#                             a row of $BLUE_UCX_FIGURES (the figures for the closing note)
+# The knobs a user may set (BLUE_UCX_FIGURES, BLUE_UCX_TIMEOUT) do not start with UCX_:
+# UCX warns about every UCX_* variable in its environment that it does not know.
+BLUE_UCX_FIGURES=${BLUE_UCX_FIGURES:-${B:-build}/test-logs/ucx.md}
 
 # ucx_rc_v_env: UCX_ENV for UCP over blue (set after ucx_setup):
 #  - UCX_TLS=rc_v: rc_verbs, with ud_verbs as the auxiliary transport of its wireup
@@ -42,7 +44,7 @@ ucx_rc_v_env() {
 	UCX_ENV="UCX_TLS=rc_v UCX_NET_DEVICES=$UCX_IF:1 UCX_UD_VERBS_ETH_DGID_CHECK=n"
 	UCX_ENV+=" UCX_SOCKADDR_TLS_PRIORITY=tcp UCX_LOG_LEVEL=info"
 }
-UCX_TIMEOUT=${UCX_TIMEOUT:-60}
+BLUE_UCX_TIMEOUT=${BLUE_UCX_TIMEOUT:-60}
 
 ucx_need() {
 	local t
@@ -107,11 +109,11 @@ ucx_perf_run() {
 	[ $# -gt 0 ] && shift
 	cargs=("$@")
 	port=$UCX_PORT
-	ucx_bg spid "$UCX_NS_A" ucxa timeout -k 5 "$UCX_TIMEOUT" ucx_perftest -p "$port" \
+	ucx_bg spid "$UCX_NS_A" ucxa timeout -k 5 "$BLUE_UCX_TIMEOUT" ucx_perftest -p "$port" \
 		"${sargs[@]}" >"$slog" 2>&1
 	ucx_wait_listen "$UCX_NS_A" "$port" 20 ||
 		{ cat "$slog"; fail "ucx_perftest's server did not listen on $port"; }
-	ucx_in "$UCX_NS_B" ucxb timeout -k 5 "$UCX_TIMEOUT" ucx_perftest -p "$port" \
+	ucx_in "$UCX_NS_B" ucxb timeout -k 5 "$BLUE_UCX_TIMEOUT" ucx_perftest -p "$port" \
 		"${cargs[@]}" "$UCX_IP_A" >"$clog" 2>&1 || crc=$?
 	wait "$spid" || src=$?
 	echo "--- server: ucx_perftest ${sargs[*]}"; cat "$slog"
@@ -144,16 +146,16 @@ ucx_perf_figure() {
 }
 
 ucx_figure_record() {
-	mkdir -p "$(dirname "$UCX_FIGURES")"
-	if [ ! -s "$UCX_FIGURES" ]; then
-		printf '| run | figure |\n|---|---|\n' >"$UCX_FIGURES"
+	mkdir -p "$(dirname "$BLUE_UCX_FIGURES")"
+	if [ ! -s "$BLUE_UCX_FIGURES" ]; then
+		printf '| run | figure |\n|---|---|\n' >"$BLUE_UCX_FIGURES"
 	fi
-	printf '| %s | %s |\n' "$1" "$2" >>"$UCX_FIGURES"
+	printf '| %s | %s |\n' "$1" "$2" >>"$BLUE_UCX_FIGURES"
 }
 
 # ucx_figures_reset: the rows of the last run go (each test run writes its own)
 ucx_figures_reset() {
-	rm -f "$UCX_FIGURES"
+	rm -f "$BLUE_UCX_FIGURES"
 }
 
 mpi_build() {
@@ -176,7 +178,8 @@ mpi_run() {
 	export BLUE_NS_HOSTS="$UCX_IP_A=$UCX_NS_A=ucxa $UCX_IP_B=$UCX_NS_B=ucxb"
 	export BLUE_NS_PIDS=$pids
 	export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-	ucx_in "$UCX_NS_A" ucxa timeout -k 5 "$UCX_TIMEOUT" mpirun --allow-run-as-root \
+	# two UCP runs one after the other in each rank, each as long as a ucx_perftest run
+	ucx_in "$UCX_NS_A" ucxa timeout -k 5 $((2 * BLUE_UCX_TIMEOUT)) mpirun --allow-run-as-root \
 		-np 2 --host "$UCX_IP_A,$UCX_IP_B" \
 		--mca plm_rsh_agent "$PWD/tests/ucx/ns_agent.sh" \
 		--mca oob_tcp_if_include "$UCX_IF" \

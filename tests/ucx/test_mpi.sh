@@ -82,9 +82,9 @@ test_mpi_ucx() {
 	grep -q '^rma put+get 524288 B: ok (0 bad bytes)$' "$log" || fail "the one-sided part did not pass"
 	# per rank: pml ucx's endpoint (tag lanes) and osc ucx's (rma lanes), both rc_verbs
 	for v in ucxa ucxb; do
-		grep -qE "\\[$v:[0-9]+:0\\] .*ep_cfg\\[[0-9]+\\]: tag\\(rc_verbs/$UCX_IF:1" "$log" ||
+		grep -qE "\\[$v:[0-9]+ *:0\\] .*ep_cfg\\[[0-9]+\\]: tag\\(rc_verbs/$UCX_IF:1" "$log" ||
 			fail "rank on $v: pml ucx's tag lanes are not on rc_verbs/$UCX_IF:1"
-		grep -qE "\\[$v:[0-9]+:0\\] .*ep_cfg\\[[0-9]+\\]: rma\\(rc_verbs/$UCX_IF:1" "$log" ||
+		grep -qE "\\[$v:[0-9]+ *:0\\] .*ep_cfg\\[[0-9]+\\]: rma\\(rc_verbs/$UCX_IF:1" "$log" ||
 			fail "rank on $v: osc ucx's rma lanes are not on rc_verbs/$UCX_IF:1"
 	done
 	! grep -qE 'UCX +(ERROR|WARN)' "$log" || fail "UCX printed errors or warnings"

@@ -21,6 +21,9 @@ source tests/lib/compat.sh
 # shellcheck source=tests/lib/ucx.sh
 source tests/lib/ucx.sh
 
+# each run's figures replace the last run's
+ucx_figures_reset
+
 UX_IP_A=10.201.95.1	# ucx_perftest's server
 UX_IP_B=10.201.95.2	# its client
 UCX_PORT=13337
@@ -60,7 +63,7 @@ test_ucx_info() {
 
 # ux_perf WHAT ITERS CLIENT_ARGS...: ucx_perftest's client in B with CLIENT_ARGS and -n
 # ITERS against its server in A; both must pass and the client print its Final row for
-# ITERS. The figure goes to $UCX_FIGURES as WHAT.
+# ITERS. The figure goes to $BLUE_UCX_FIGURES as WHAT.
 ux_perf() {
 	local what=$1 iters=$2
 	shift 2
