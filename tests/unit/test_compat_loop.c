@@ -7,7 +7,9 @@
  * closing one context frees its own leftovers only.
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime/device.h"
 #include "runtime/progress.h"
@@ -139,4 +141,28 @@ Test(compat_loop, close_frees_only_its_own_leftovers)
 	blue_hal_destroy(fx.b.hal);
 	free(fx.a.buf);
 	free(fx.b.buf);
+}
+
+/*
+ * Each context's cmd_fd is an open descriptor of its own, closed with it: rdma-core's
+ * test_shared_pd dups it (os.dup) before it asks ibv_import_device() for a context, and
+ * a -1 made that an error instead of the "importing is not supported" skip.
+ */
+Test(compat_loop, cmd_fd_is_an_open_descriptor)
+{
+	struct cx_fx fx;
+	int fd, dupfd;
+
+	cx_init_shared_noqp(&fx);
+	fd = fx.a.ctx->cmd_fd;
+	cr_assert_geq(fd, 0, "cmd_fd %d", fd);
+	cr_assert_neq(fx.b.ctx->cmd_fd, fd, "each context has its own");
+	dupfd = dup(fd);
+	cr_assert_geq(dupfd, 0, "dup(cmd_fd): %s", strerror(errno));
+	errno = 0;
+	cr_assert_null(ibv_import_device(dupfd));
+	cr_assert_eq(errno, EOPNOTSUPP, "ibv_import_device: %s", strerror(errno));
+	close(dupfd);
+	cx_fini(&fx);
+	cr_assert_eq(fcntl(fd, F_GETFD), -1, "cmd_fd left open after ibv_close_device");
 }
