@@ -140,6 +140,12 @@ struct bv_channel {
 	struct blue_comp_channel *bch;
 };
 
+struct bv_srq {
+	struct ibv_srq srq;
+	struct bv_link link;
+	struct blue_srq *bsrq;
+};
+
 /* An address handle (ah.c): the program holds &ah. */
 struct bv_ah {
 	struct ibv_ah ah;
@@ -150,12 +156,6 @@ static inline struct blue_ah *bv_bah(struct ibv_ah *a)
 {
 	return a ? ((struct bv_ah *)a)->bah : NULL;
 }
-
-struct bv_srq {
-	struct ibv_srq srq;
-	struct bv_link link;
-	struct blue_srq *bsrq;
-};
 
 #define BV_CQ_BATCH 32
 

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Verbs blue has no object for: multicast, ECE. Each answers "not supported" the way
- * rdma-core's callers test for: NULL with errno, or the errno returned, with one line saying what was asked.
+ * rdma-core's callers test for: NULL with errno, or the errno returned, with one line
+ * saying what was asked.
  */
 #include "compat/compat.h"
 
-#define BV_NOTSUP(what) bv_log("%s: not supported by blue (no multicast)", what)
+#define BV_NOTSUP(what) bv_log("%s: not supported by blue (no multicast, no ECE)", what)
 
 BV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {

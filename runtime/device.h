@@ -12,8 +12,8 @@
 
 #include <blue/blue.h>
 #include "afxdp_hal/hal.h"
-#include "runtime/loopback.h"
 #include "runtime/events.h"
+#include "runtime/loopback.h"
 #include "runtime/mr.h"
 #include "runtime/obs.h"
 #include "runtime/progress.h"

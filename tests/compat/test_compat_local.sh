@@ -27,9 +27,9 @@ BLUECTL=$PWD/$B/bin/bluectl
 CL_LIB=$PWD/$B/compat
 CL_IP_A=10.201.94.1	# server
 CL_IP_B=10.201.94.2	# client
-CL_TOOLS=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong ib_write_bw ib_write_lat ib_read_bw
-	  ib_read_lat ib_send_bw ib_send_lat ib_atomic_bw ib_atomic_lat ibv_srq_pingpong
-	  ibv_asyncwatch)
+CL_TOOLS=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong ib_write_bw ib_write_lat
+	  ib_read_bw ib_read_lat ib_send_bw ib_send_lat ib_atomic_bw ib_atomic_lat
+	  ibv_srq_pingpong ibv_asyncwatch)
 
 cl_need() {
 	local t
@@ -303,8 +303,8 @@ spp() {
 }
 
 # -c: every received buffer is checked against what the peer sent
-test_srq_pingpong_4096() { spp 4096 200 18586 -c; }
-test_srq_pingpong_events() { spp 64 200 18587 -e; }
+test_srq_pingpong_4096() { spp 4096 200 18588 -c; }
+test_srq_pingpong_events() { spp 64 200 18589 -e; }
 
 # ibv_asyncwatch sleeps in ibv_get_async_event on a device it only opened; the carrier
 # going away and coming back reaches it as PORT_ERR, then PORT_ACTIVE.
