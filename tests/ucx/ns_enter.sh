@@ -28,6 +28,8 @@ exec nsenter --net=/run/netns/"$ns" unshare --uts --mount --propagation private 
 	hostname "$1"
 	shift
 	keep=$(mktemp -d /tmp/blue-ns.XXXXXX)
+	# the scratch directory goes even when a step fails (set -e)
+	trap '\''umount -l "$keep" 2>/dev/null; rmdir "$keep"'\'' EXIT
 	mount -t tmpfs blue-ns "$keep"
 	mkdir "$keep/bpf" "$keep/dev" "$keep/upper" "$keep/work"
 	mount --rbind /sys/fs/bpf "$keep/bpf"
@@ -53,4 +55,5 @@ exec nsenter --net=/run/netns/"$ns" unshare --uts --mount --propagation private 
 	fi
 	umount -l "$keep"
 	rmdir "$keep"
+	trap - EXIT
 	exec "$@"' sh "$name" "$@"
