@@ -5,10 +5,13 @@
 # with messages large enough for UCX's rendezvous, which moves the data by RDMA READ or
 # WRITE). Each run must exit 0 on both sides and print its "Final:" row with the iteration
 # count asked for; the UCP runs must say (UCX_LOG_LEVEL=info) that their lanes are
-# rc_verbs on blue's device. UCX_TLS is restricted: UCX takes shared memory (posix, sysv,
-# cma) for reachable between two namespaces of one host.
-# The figures go to $B/test-logs/ucx.md beside blue's own tools (blue_write_lat,
-# blue_write_bw) in the same namespaces; they are reported, never asserted.
+# rc_verbs on blue's device, and tag_bw's rendezvous is seen posting RDMA READ/WRITE work
+# requests for all its payload (bpftrace on libblue's USDT probe). UCX_TLS is restricted:
+# UCX takes shared memory (posix, sysv, cma) for reachable between two namespaces of one
+# host; the other UCX settings and why: tests/lib/ucx.sh ucx_rc_v_env.
+# The figures go to $B/test-logs/ucx.md beside blue's own tools (blue_send_lat,
+# blue_write_lat, blue_write_bw, blue_read_bw) in the same namespaces; they are reported,
+# never asserted.
 # Run: B=build bash tests/lib/runner.sh tests/ucx/test_ucx.sh
 #
 # Test functions:
