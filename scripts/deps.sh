@@ -11,7 +11,9 @@ pkgs=(
   qemu-system-x86 linux-image-amd64 busybox-static rdma-core ibverbs-utils
   ibverbs-providers libibverbs-dev perftest cpio xz-utils kmod
   bpftrace gnuplot-nox
-  librdmacm-dev python3-pyverbs ucx-utils libfabric-bin
+  librdmacm-dev
+  python3-pyverbs
+  ucx-utils libfabric-bin
   openmpi-bin libopenmpi-dev
 )
 missing=()
