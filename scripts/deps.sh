@@ -14,6 +14,7 @@ pkgs=(
   librdmacm-dev
   python3-pyverbs
   ucx-utils libfabric-bin
+  openmpi-bin libopenmpi-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do

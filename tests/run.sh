@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test suite and prints one closing line: "N passed, N failed, N skipped".
 #  - Criterion binaries (unit, xdp): their Synthesis line is added up.
-#  - Script suites (install, oracle, netns, interop, compat): each tests/<suite>/test_*.sh is run by
+#  - Script suites (install, oracle, netns, interop, compat, ucx): each tests/<suite>/test_*.sh is run by
 #    tests/lib/runner.sh, which prints PASS:/FAIL:/SKIP: per test function.
 # Every suite has a time bound, so a hang fails instead of stalling CI.
 set -uo pipefail
@@ -73,6 +73,7 @@ run_scripts oracle 300
 run_scripts netns 600
 run_scripts interop 600
 run_scripts compat 600
+run_scripts ucx 300
 
 echo
 echo "tests: $pass passed, $fail failed, $skip skipped"
