@@ -80,7 +80,8 @@ _cm_group_missing() {
 	srq) sym=blue_create_srq ;;
 	*) return 0 ;;
 	esac
-	nm -D --defined-only "$so" 2>/dev/null | awk '{ print $NF }' | grep -qx "$sym" ||
+	# nm names a versioned symbol NAME@@VERSION
+	nm -D --defined-only "$so" 2>/dev/null | awk '{ sub(/@.*/, "", $NF); print $NF }' | grep -qx "$sym" ||
 		echo "$so exports no $sym: libblue has no ${1^^} yet"
 }
 
@@ -479,7 +480,7 @@ test_compat_rxe_matrix() {
 	fi
 	rxe_guest_start "$(_cm_guest_cmd)"
 	on_exit "tr -d '\r' <\"\$RXE_LOG\" >$CM_KEEP/console.log 2>/dev/null"
-	rxe_guest_wait READY 60 || fail "guest never became READY"
+	rxe_guest_wait READY 120 || fail "guest never became READY"
 	echo "boot: READY $(rxe_guest_elapsed) s after QEMU start"
 	[ "$(_cm_guest_gidx)" = "$CM_GUEST_GIDX" ] ||
 		fail "rxe0's RoCEv2 GID for $RXE_GUEST_IP is at index '$(_cm_guest_gidx)', not $CM_GUEST_GIDX"
@@ -567,6 +568,13 @@ test_compat_rxe_ud() {
 		echo "--- ud_layout.py $pc"
 		python3 tests/interop/ud_layout.py "$pc" "$RXE_BLUE_IP" "$RXE_GUEST_IP" ||
 			bad+=("UD frame layout (ud_layout.py)")
+		# the checkers can fail: a flipped bit and a changed field must be seen
+		python3 tests/interop/icrc_check.py --mutate "$pc" >"$CM_KEEP/mutate.log" ||
+			bad+=("icrc_check.py --mutate")
+		tail -1 "$CM_KEEP/mutate.log"
+		python3 tests/interop/ud_layout.py --mutate "$pc" "$RXE_BLUE_IP" "$RXE_GUEST_IP" \
+			>"$CM_KEEP/mutate.log" || bad+=("ud_layout.py --mutate")
+		tail -1 "$CM_KEEP/mutate.log"
 	fi
 	_cm_verdict ud || bad+=("steps")
 	[ ${#bad[@]} -eq 0 ] || fail "UD against rxe: ${bad[*]}"

@@ -1,18 +1,20 @@
 #!/usr/bin/python3
 """Compare blue's UD frames with rxe's in one capture of the same tools run both ways.
 
-Usage: ud_layout.py PCAP BLUE_IP RXE_IP
+Usage: ud_layout.py [--mutate] PCAP BLUE_IP RXE_IP
 The capture holds the UD frames (BTH opcode 0x60-0x7f) of the rxe interop matrix, where
 every UD tool ran once with blue sending and once with rxe sending, with the same
 arguments. So each header field that does not name an endpoint must take the same set of
 values in blue's frames as in rxe's: the opcodes, BTH's SE, M, pad count, transport
-version, P_Key and the A bit, the DETH Q_Key and its reserved byte, the IP version, TOS,
+version, P_Key, the reserved bits beside FECN/BECN and the A bit, the DETH Q_Key and its reserved byte, the IP version, TOS,
 TTL and DF bit, and the frame lengths. Fields that name an endpoint are checked by rule:
 the UDP source port is in 0xC000-0xFFFF (RoCEv2's flow-entropy range, where rxe puts it)
-and constant per source QP (DETH's source QPN), and the BTH destination QP is 24 bits
-with its reserved byte zero. Prints one "field NAME blue {...} rxe {...} same|DIFFERENT"
+and constant per source QP (DETH's source QPN). Prints one "field NAME blue {...} rxe {...} same|DIFFERENT"
 line per field and the rule checks, and exits 0 only when every one holds and both sides
 sent frames. The ICRC is icrc_check.py's job (run on the same file).
+
+--mutate checks the checker: it reads blue's frames with the Q_Key's low bit flipped and
+the TTL one lower, and exits 0 only when both come out DIFFERENT.
 """
 import os
 import struct
@@ -41,7 +43,7 @@ def fields(pkt, ihl):
 		"bth.padcnt": (bth[1] >> 4) & 3,
 		"bth.tver": bth[1] & 0xf,
 		"bth.pkey": struct.unpack("!H", bth[2:4])[0],
-		"bth.resv8": bth[4] & 0x3f,
+		"bth.resv6": bth[4] & 0x3f,	# below FECN and BECN
 		"bth.a": bth[8] >> 7,
 		"deth.qkey": struct.unpack("!I", deth[0:4])[0],
 		"deth.resv": deth[4],
@@ -49,15 +51,15 @@ def fields(pkt, ihl):
 	rule = {
 		"sport": struct.unpack("!H", udp[0:2])[0],
 		"srcqp": struct.unpack("!I", deth[4:8])[0] & 0xffffff,
-		"destqp_resv": bth[5],
 	}
 	return f, rule
 
 
 def main():
-	if len(sys.argv) != 4:
+	mutate = len(sys.argv) == 5 and sys.argv[1] == "--mutate"
+	if len(sys.argv) != 4 + mutate:
 		raise SystemExit(__doc__)
-	path, blue, rxe = sys.argv[1:]
+	path, blue, rxe = sys.argv[1 + mutate:]
 	want = {blue: "blue", rxe: "rxe"}
 	seen = {"blue": {}, "rxe": {}}
 	sport = {"blue": {}, "rxe": {}}
@@ -70,13 +72,12 @@ def main():
 		who = want[src]
 		count[who] += 1
 		f, r = fields(pkt, ihl)
+		if mutate and who == "blue":
+			f["deth.qkey"] ^= 1
+			f["ip.ttl"] -= 1
 		for k, v in f.items():
 			seen[who].setdefault(k, set()).add(v)
 		sport[who].setdefault(r["srcqp"], set()).add(r["sport"])
-		if r["destqp_resv"]:
-			bad += 1
-			print("%s: BTH reserved byte before the destination QP is 0x%02x"
-			      % (who, r["destqp_resv"]))
 		if r["sport"] < 0xc000:
 			bad += 1
 			print("%s: UDP source port 0x%04x is below 0xC000" % (who, r["sport"]))
@@ -84,9 +85,12 @@ def main():
 	if not count["blue"] or not count["rxe"]:
 		print("one side sent no UD frame: nothing to compare")
 		sys.exit(1)
+	diff = set()
 	for k in seen["rxe"]:
 		b, x = seen["blue"].get(k, set()), seen["rxe"][k]
 		same = b == x
+		if not same:
+			diff.add(k)
 		bad += not same
 		fmt = (lambda s: "{" + ",".join("0x%x" % v for v in sorted(s)) + "}")
 		print("field %s blue %s rxe %s %s" % (k, fmt(b), fmt(x), "same" if same else "DIFFERENT"))
@@ -95,6 +99,10 @@ def main():
 		print("rule %s udp.sport constant per source QP (%d QPs): %s"
 		      % (who, len(sport[who]), "yes" if not multi else "NO %r" % multi))
 		bad += bool(multi)
+	if mutate:
+		caught = {"deth.qkey", "ip.ttl"} <= diff
+		print("ud_layout --mutate: %s" % ("both changes caught" if caught else "MISSED"))
+		sys.exit(0 if caught else 1)
 	print("ud_layout: %s" % ("blue's UD frames are laid out as rxe's" if not bad
 				 else "%d difference(s)" % bad))
 	sys.exit(1 if bad else 0)
