@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/events.h"
 #include "runtime/log.h"
 #include "runtime/mr_copy.h"
 #include "runtime/probes.h"
@@ -206,7 +207,7 @@ static enum blue_wc_status recv_place(struct blue_qp *qp, const struct blue_recv
 
 	if (len > w->length || off > w->length - len)
 		return BLUE_WC_LOC_LEN_ERR;
-	v = blue__copy_data(qp->ctx, qp->pd, w->sge, w->num_sge, off, (void *)data, len,
+	v = blue__copy_data(qp->ctx, blue__rq_pd(qp), w->sge, w->num_sge, off, (void *)data, len,
 			    BLUE_ACCESS_LOCAL_WRITE, BLUE_COPY_TO_MEM, NULL, &bad);
 	if (v != BLUE_MR_OK) {
 		blue__logf("QP 0x%x: receive wr_id %llu, SGE %u (lkey 0x%x): %s", qp->qpn,
@@ -341,6 +342,11 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 	if (!replay) {
 		live->rx_pkts++;
 		live->rx_bytes += p->payload_len;
+	}
+	/* IBA 11.6.3.1 (as rxe): the first request in RTR establishes the connection */
+	if (live->state == BLUE_QPS_RTR && !qp->comm_est_raised) {
+		qp->comm_est_raised = true;
+		blue__event_qp(qp, BLUE_EVENT_COMM_EST);
 	}
 
 	for (;;) {

@@ -31,6 +31,12 @@ const struct blue_recv_wqe *blue__rq_cur(const struct blue_qp *qp)
 void blue__rq_end(struct blue_qp *qp) __attribute__((visibility("hidden")));
 
 /*
+ * blue__rq_pd() - the PD a receive WQE's memory is checked against: the SRQ's for a QP
+ * on an SRQ (IBA 10.2.9: its WQEs were posted there), else the QP's.
+ */
+struct blue_pd *blue__rq_pd(const struct blue_qp *qp) __attribute__((visibility("hidden")));
+
+/*
  * blue__rq_flush() - in ERROR: complete the held WQE and every WQE of the QP's own
  * queue with BLUE_WC_WR_FLUSH_ERR (an SRQ's other WQEs stay: other QPs may use them).
  * Stops early when the receive CQ is full; the next pass resumes.
