@@ -247,7 +247,12 @@ static struct bv_context *context_new(struct bv_device *d, const struct blue_net
 	bv_unlock(c);
 	ctx = &c->vctx.context;
 	ctx->device = &d->dev;
-	ctx->cmd_fd = -1;
+	/*
+	 * no kernel command channel, but an open descriptor of the context's own: programs
+	 * dup it to hand the context on (rdma-core's test_shared_pd, before
+	 * ibv_import_device); -1 fails their dup
+	 */
+	ctx->cmd_fd = eventfd(0, EFD_CLOEXEC);
 	ctx->async_fd = eventfd(0, EFD_CLOEXEC);	/* readable while c->async holds events */
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
@@ -281,6 +286,8 @@ static int context_free(struct bv_context *c)
 	}
 	if (ctx->async_fd >= 0)
 		close(ctx->async_fd);
+	if (ctx->cmd_fd >= 0)
+		close(ctx->cmd_fd);
 	pthread_mutex_destroy(&ctx->mutex);
 	free(c);
 	return 0;
