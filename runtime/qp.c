@@ -684,8 +684,8 @@ void blue__qp_pkt(const struct blue_qp *qp, struct blue_pkt *p, uint8_t opcode, 
 	p->saddr = live->local_ip;
 	p->daddr = live->peer_ip;
 	p->tos = blue__cc_tos(live, qp->ah.traffic_class, opcode);
-	if (qp->ah.hop_limit)
-		p->ttl = qp->ah.hop_limit;
+	/* the TTL stays blue_pkt_init's 64, the route's, as rxe's (the kernel resolves a
+	 * RoCE address vector's hop limit from the route, whatever the QP was given) */
 	p->sport = blue_udp_sport(qp->qpn, live->peer_qpn);
 	p->dqpn = live->peer_qpn;
 	p->psn = psn & BLUE_PSN_MASK;

@@ -65,8 +65,8 @@ static int ud_build(struct blue_qp *qp, const struct blue_send_wqe *w, struct bl
 	p->saddr = qp->live->local_ip;
 	p->daddr = w->ud.dip;
 	p->tos = blue__cc_tos(qp->live, w->ud.tclass, op);
-	if (w->ud.hop_limit)
-		p->ttl = w->ud.hop_limit;
+	/* the TTL stays blue_pkt_init's 64, the route's: rxe's AHs (the kernel resolves a
+	 * RoCE AH's hop limit from the route) send that whatever hop_limit the AH asks */
 	p->sport = blue_udp_sport(qp->qpn, w->ud.dqpn);
 	p->dqpn = w->ud.dqpn;
 	p->psn = qp->live->sq_psn;

@@ -154,7 +154,6 @@ static void send_wqe_fill(const struct blue_qp *qp, struct blue_send_wqe *w,
 		w->ud.dip = ah->dip;
 		memcpy(w->ud.dmac, ah->dmac, 6);
 		w->ud.tclass = ah->attr.traffic_class;
-		w->ud.hop_limit = ah->attr.hop_limit;
 		w->ud.dqpn = wr->wr.ud.remote_qpn;
 		w->ud.qkey = wr->wr.ud.remote_qkey;
 	}

@@ -38,7 +38,6 @@ struct blue_send_wqe {
 		uint32_t qkey;		/* as posted: the controlled Q_Key rule applies at send */
 		uint8_t dmac[6];
 		uint8_t tclass;
-		uint8_t hop_limit;
 	} ud;
 	/* then num_sge struct blue_sge, or length bytes of inline data */
 	uint8_t data[] __attribute__((aligned(16)));

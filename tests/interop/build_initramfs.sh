@@ -4,6 +4,7 @@
 #   OUTDIR/vmlinuz          symlink to /boot/vmlinuz-<ver> (the Debian kernel, not the host's)
 #   OUTDIR/initramfs.cpio.gz
 #   OUTDIR/kver             the kernel version the modules belong to
+#   OUTDIR/ud_probe         tests/interop/ud_probe.c, built (in the image as /usr/bin/ud_probe)
 #   OUTDIR/inputs.sha256    fingerprint of every input; the image is rebuilt only when it changes
 # Exit 0 = built or up to date, 2 = a needed input is missing (message says which package).
 #
@@ -70,7 +71,7 @@ if [ ! -x "$busybox" ] || ldd "$busybox" >/dev/null 2>&1; then
 	die2 "$busybox is missing or not static; install busybox-static"
 fi
 bins=()
-for b in ibv_rc_pingpong ibv_devinfo ibv_devices rdma ip; do
+for b in ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong ibv_devinfo ibv_devices rdma ip; do
 	p=$(command -v "$b" 2>/dev/null) || die2 "$b not found; install ibverbs-utils and iproute2"
 	bins+=("$(readlink -f "$p")")
 done
@@ -78,6 +79,15 @@ for b in ib_send_bw ib_send_lat ib_write_bw ib_write_lat ib_read_bw ib_read_lat 
 	 ib_atomic_bw ib_atomic_lat; do
 	p=$(command -v "$b" 2>/dev/null) && bins+=("$(readlink -f "$p")")	# optional
 done
+# ud_probe (tests/interop/ud_probe.c): what a UD receiver sees (wc and GRH), built here
+# against the host's libibverbs so the image carries what it links; the host runs the same
+# binary on blue's compat library (OUTDIR/ud_probe)
+command -v gcc >/dev/null && [ -r /usr/include/infiniband/verbs.h ] ||
+	die2 "cannot build ud_probe: install gcc and libibverbs-dev"
+gcc -O2 -Wall -Wextra -Werror -o "$out/ud_probe.new" "$here/ud_probe.c" -libverbs ||
+	die2 "ud_probe.c does not build (see above)"
+mv "$out/ud_probe.new" "$out/ud_probe"
+probe=$out/ud_probe
 drv_conf=/etc/libibverbs.d/rxe.driver
 [ -r "$drv_conf" ] || die2 "$drv_conf missing; install ibverbs-providers"
 provider=$(compgen -G '/usr/lib/*/libibverbs/librxe-rdmav*.so' | head -1) || true
@@ -85,13 +95,13 @@ provider=$(compgen -G '/usr/lib/*/libibverbs/librxe-rdmav*.so' | head -1) || tru
 
 # every shared object the binaries and the provider need, as ldd names them
 libs=()
-for f in "${bins[@]}" "$provider"; do
+for f in "${bins[@]}" "$probe" "$provider"; do
 	while read -r l; do libs+=("$l"); done < <(ldd "$f" | sed -nE 's@.*=> (/[^ ]+) .*@\1@p; s@^\s*(/[^ ]+) \(.*@\1@p')
 done
 mapfile -t libs < <(printf '%s\n' "${libs[@]}" | sort -u)
 
 # --- the fingerprint: content of this script, the init, and every copied file.
-inputs=("$0" "$here/guest_init.sh" "$busybox" "${bins[@]}" "$drv_conf" "$provider" "${libs[@]}")
+inputs=("$0" "$here/guest_init.sh" "$here/ud_probe.c" "$busybox" "${bins[@]}" "$drv_conf" "$provider" "${libs[@]}")
 for m in "${order[@]}"; do inputs+=("$moddir/${path_of[$m]}"); done
 fp=$( { echo "$kver ${order[*]}"; sha256sum "${inputs[@]}"; } | sha256sum | cut -d' ' -f1)
 if [ -s "$out/initramfs.cpio.gz" ] && [ "$(cat "$out/inputs.sha256" 2>/dev/null)" = "$fp" ]; then
@@ -116,6 +126,7 @@ for f in "${bins[@]}" "${libs[@]}" "$provider" "$drv_conf"; do
 	mkdir -p ".$(dirname "$f")"
 	cp -L "$f" ".$f"
 done
+cp "$probe" usr/bin/ud_probe
 # the real binaries win over the busybox applets of the same name (ip)
 for f in "${bins[@]}"; do ln -sf "$f" "bin/$(basename "$f")"; done
 

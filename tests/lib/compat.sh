@@ -15,6 +15,12 @@
 #                                     0 if LOG holds ibv_rc_pingpong's two summary lines
 #                                     for ITERS round trips of SIZE bytes
 #   compat_pingpong_figure LOG        "12.34 us/iter, 56.78 Mbit/s"
+#                                     (both: ibv_ud_pingpong and ibv_srq_pingpong print
+#                                     the same two lines)
+#   compat_pingpong_remotes LOG       how many "remote address:" lines LOG has (one per
+#                                     peer QP: ibv_srq_pingpong connects 16)
+#   compat_perftest_conn LOG TYPE     0 if perftest's banner in LOG says "Connection
+#                                     type : TYPE" (RC, UD)
 #   compat_record_reset PEER          drop PEER's rows from the results table (a run
 #                                     replaces its own rows, never the other script's)
 #   compat_record TOOL ROLE PEER STATUS FIGURE
@@ -100,6 +106,15 @@ compat_pingpong_figure() {
 		/ bytes in .* Mbit\/sec$/ { mb = $(NF - 1) }
 		/ iters in .* usec\/iter$/ { us = $(NF - 1) }
 		END { if (us != "") print us " us/iter, " mb " Mbit/s" }'
+}
+
+compat_pingpong_remotes() {
+	tr -d '\r' <"$1" | grep -c '^  remote address: '
+}
+
+compat_perftest_conn() {
+	tr -d '\r' <"$1" | grep -qE "^ Connection type : $2([[:space:]]|\$)" ||
+		{ echo "$1: no \"Connection type : $2\" in perftest's banner" >&2; return 1; }
 }
 
 compat_record_reset() {

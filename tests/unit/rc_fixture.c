@@ -144,6 +144,7 @@ void rc_qp_connect_qpn(struct rc_fx *fx, struct rc_side *s, struct rc_side *peer
 	a.min_rnr_timer = fx->o.min_rnr_timer;
 	a.ah_attr.sgid_index = 1;
 	a.ah_attr.port_num = 1;
+	a.ah_attr.hop_limit = fx->o.hop_limit;
 	cr_assert_eq(blue_query_gid(peer->ctx, 1, 1, &a.ah_attr.dgid), 0);
 	cr_assert_eq(blue_modify_qp(s->qp, &a, BLUE_QP_STATE | BLUE_QP_AV | BLUE_QP_PATH_MTU |
 				    BLUE_QP_DEST_QPN | BLUE_QP_RQ_PSN |

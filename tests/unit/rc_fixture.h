@@ -36,6 +36,7 @@ struct rc_opts {
 	uint32_t max_sge;
 	uint32_t max_inline;
 	enum blue_mtu mtu;
+	uint8_t hop_limit;		/* the address vector's; 0 = not given */
 	int sq_sig_all;
 	int cqe;
 };

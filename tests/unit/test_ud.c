@@ -383,6 +383,44 @@ Test(ud, ah_from_received_grh_answers_back)
 	ud_fx_fini(&fx);
 }
 
+/*
+ * rxe sends every IPv4 RoCE frame with the route's TTL (64), whatever hop_limit the AH
+ * asks: the kernel's RoCE AH resolution (ib_resolve_eth_dmac) replaces it. Seen against
+ * rxe in tests/compat/test_compat_rxe.sh (ud_layout.py: rxe's ibv_ud_pingpong frames, AH
+ * hop_limit 1, carry TTL 64; an AH from ibv_create_ah_from_wc, hop_limit 0xff, too) and in
+ * tests/vectors/rxe (ibv_rc_pingpong's hop_limit 1, TTL 64). The GRH the receiver gets
+ * says the same.
+ */
+Test(ud, ttl_is_the_routes_not_the_ah_hop_limit)
+{
+	static const uint8_t hops[] = { 1, 0xff };
+	struct ud_fx fx;
+	struct blue_pkt p;
+
+	ud_fx_init(&fx, QKEY, QKEY);
+	for (size_t i = 0; i < sizeof(hops); i++) {
+		struct blue_ah_attr at = { .sgid_index = 1, .port_num = 1, .hop_limit = hops[i] };
+		struct blue_ah *ah;
+		struct blue_wc wc;
+
+		cr_assert_eq(blue_query_gid(fx.rc.b.ctx, 1, 1, &at.dgid), 0);
+		ah = blue_create_ah(fx.rc.a.pd, &at);
+		cr_assert_not_null(ah, "create_ah: %s", strerror(errno));
+		ud_post_recv(&fx.rc.b, &fx.b, 1, BUFLEN);
+		ud_send(&fx.rc.a, &fx.a, ah, blue_qp_num(fx.rc.b.qp), QKEY, 32, 6, false, 7);
+		expect_sent(&fx, &fx.rc.a, 7);
+		wc = rc_wait1(&fx.rc, fx.rc.b.rcq, RC_WAIT_MS);
+		cr_assert_eq(wc.status, BLUE_WC_SUCCESS);
+		cr_assert_eq(blue_pkt_parse(fx.cap_a.frame, fx.cap_a.len, &p), 0);
+		cr_expect_eq(p.ttl, 64, "AH hop_limit %u: TTL %u on the wire, rxe sends 64",
+			     hops[i], p.ttl);
+		cr_expect_eq(area(&fx.b, 1)[20 + 8], 64, "AH hop_limit %u: GRH TTL %u", hops[i],
+			     area(&fx.b, 1)[20 + 8]);
+		cr_assert_eq(blue_destroy_ah(ah), 0);
+	}
+	ud_fx_fini(&fx);
+}
+
 Test(ud, post_refuses_other_opcodes)
 {
 	struct ud_fx fx;
@@ -534,6 +572,7 @@ Test(ud, grh_and_payload_across_two_sges)
 	memcpy(area(&fx.b, 4) + 30, area(&fx.b, 3), 10 + 300);
 	expect_grh(area(&fx.b, 4), &fx.cap_a);
 	cr_assert(rc_check(area(&fx.b, 3) + 10, 300, 11), "payload differs");
+	ud_fx_fini(&fx);
 }
 
 /* A UD QP created on an SRQ takes its receive from it: GRH then payload, bytes compared. */
