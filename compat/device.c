@@ -176,7 +176,11 @@ static struct bv_context *context_new(struct blue_context *bctx, struct bv_devic
 	bv_list_init(&c->chs);
 	ctx = &c->vctx.context;
 	ctx->device = &d->dev;
-	ctx->cmd_fd = -1;
+	/*
+	 * rdma-core's uverbs fd; blue sends no commands to a kernel, but programs dup()
+	 * it to hand the context to ibv_import_device(), which then says EOPNOTSUPP
+	 */
+	ctx->cmd_fd = eventfd(0, EFD_CLOEXEC);
 	ctx->async_fd = eventfd(0, EFD_CLOEXEC);	/* blue raises no async events yet */
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
@@ -282,6 +286,8 @@ BV_EXPORT int ibv_close_device(struct ibv_context *context)
 		return bv_ret(err);
 	if (context->async_fd >= 0)
 		close(context->async_fd);
+	if (context->cmd_fd >= 0)
+		close(context->cmd_fd);
 	pthread_mutex_destroy(&context->mutex);
 	pthread_mutex_destroy(&c->lock);
 	free(c);

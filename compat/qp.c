@@ -49,7 +49,8 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 	struct blue_qp_init_attr bi;
 	struct blue_qp_attr qa;
 	struct blue_qp_init_attr qi;
-	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			 IBV_QP_INIT_ATTR_CREATE_FLAGS;
 	struct bv_qp *q;
 
 	if (!a) {
@@ -57,8 +58,14 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 		return bv_null(EINVAL);
 	}
 	if (a->comp_mask & ~known) {
-		bv_log("ibv_create_qp_ex: comp_mask 0x%x is not supported (create flags, TSO, "
-		       "RSS, XRC, source QPN)", a->comp_mask & ~known);
+		bv_log("ibv_create_qp_ex: comp_mask 0x%x is not supported (TSO, RSS, XRC, "
+		       "source QPN)", a->comp_mask & ~known);
+		return bv_null(EOPNOTSUPP);
+	}
+	/* the mask may say "create flags" with none set (rdma-core's tests do) */
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags) {
+		bv_log("ibv_create_qp_ex: create_flags 0x%x are not supported (blue takes none)",
+		       a->create_flags);
 		return bv_null(EOPNOTSUPP);
 	}
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd) {
