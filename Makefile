@@ -154,11 +154,16 @@ $(B)/compat/libibverbs.so.1: $(COMPAT_OBJS) $(LIBBLUE_A) compat/libibverbs.map
 		-Wl,--version-script=compat/libibverbs.map -o $@ $(COMPAT_OBJS) $(LIBBLUE_A) $(LDLIBS)
 	$(Q)ln -sf libibverbs.so.1 $(B)/compat/libibverbs.so
 
+# each stand-in is compat/stubs_LIB.c and its parts compat/stubs_LIB_*.c
+stub_objs = $(patsubst %.c,$(B)/obj/%.o,$(wildcard compat/stubs_$(1).c compat/stubs_$(1)_*.c))
+$(B)/compat/librdmacm.so.1: $(call stub_objs,rdmacm)
+$(B)/compat/libmlx5.so.1: $(call stub_objs,mlx5)
+$(B)/compat/libefa.so.1: $(call stub_objs,efa)
 $(B)/compat/lib%.so.1: $(B)/obj/compat/stubs_%.o compat/lib%.map
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,lib$*.so.1 -Wl,-z,defs \
-		-Wl,--version-script=compat/lib$*.map -o $@ $<
+		-Wl,--version-script=compat/lib$*.map -o $@ $(filter %.o,$^)
 
 $(LIBLOADER_A): $(LOADER_OBJS)
 	@mkdir -p $(@D)

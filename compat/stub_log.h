@@ -1,31 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The provider stubs (librdmacm, libmlx5, libefa) stand in for libraries blue has no
- * use for, so that programs linked against them load. Every call answers "not
- * supported"; the first says so on stderr (BLUE_LOG=0 silences it, as libblue's log).
+ * The provider stand-ins (librdmacm, libmlx5, libefa) stand in for libraries blue has no
+ * use for yet, so that programs linked against them load. A call blue does not serve
+ * answers "not supported" (errno EOPNOTSUPP, and the return its type calls for) and
+ * says so on stderr, once per call per process, naming it (BLUE_LOG=0 silences it, as
+ * libblue's log). Once, because programs probe such calls in loops.
+ * These libraries carry no libblue, so the message is printed here, in its format.
  */
 #ifndef BLUE_COMPAT_STUB_LOG_H
 #define BLUE_COMPAT_STUB_LOG_H
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define STUB_EXPORT __attribute__((visibility("default")))
 
-static inline void stub_notsup(const char *lib, const char *fn)
+/* stub_notsup(said, lib, fn, hint): errno EOPNOTSUPP; the line, if *said was clear */
+static inline void stub_notsup(atomic_flag *said, const char *lib, const char *fn,
+			       const char *hint)
 {
-	static int said;
 	const char *e = getenv("BLUE_LOG");
 
-	errno = EOPNOTSUPP;
-	if (said || (e && !strcmp(e, "0")))
-		return;
-	said = 1;
-	fprintf(stderr, "libblue: %s() is not supported: blue's %s is a stub (use plain "
-		"verbs; for perftest, run without -R and with the RC transport)\n", fn, lib);
+	if (!atomic_flag_test_and_set(said) && !(e && !strcmp(e, "0")))
+		fprintf(stderr, "libblue: %s() is not supported: blue's %s is a stand-in (%s)\n",
+			fn, lib, hint);
 	errno = EOPNOTSUPP;
 }
+
+/* STUB_NOTSUP(lib, hint): stub_notsup() for the calling function, once per call site */
+#define STUB_NOTSUP(lib, hint) do {						\
+	static atomic_flag said_ = ATOMIC_FLAG_INIT;				\
+	stub_notsup(&said_, lib, __func__, hint);				\
+} while (0)
 
 #endif /* BLUE_COMPAT_STUB_LOG_H */

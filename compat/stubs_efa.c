@@ -4,7 +4,7 @@
 
 #include "compat/stub_log.h"
 
-#define NS() stub_notsup("libefa", __func__)
+#define NS() STUB_NOTSUP("libefa", "not an EFA device; use plain verbs")
 
 STUB_EXPORT int efadv_query_device(void *ctx, void *attr, uint32_t inlen)
 { (void)ctx; (void)attr; (void)inlen; NS(); return EOPNOTSUPP; }

@@ -7,7 +7,7 @@
 
 #include "compat/stub_log.h"
 
-#define NS() stub_notsup("libmlx5", __func__)
+#define NS() STUB_NOTSUP("libmlx5", "not a Mellanox device; use plain verbs")
 
 STUB_EXPORT void *mlx5dv_open_device(void *dev, void *attr) { (void)dev; (void)attr; NS(); return NULL; }
 STUB_EXPORT void *mlx5dv_create_qp(void *ctx, void *a, void *b) { (void)ctx; (void)a; (void)b; NS(); return NULL; }
