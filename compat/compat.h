@@ -6,16 +6,29 @@
  * dispatch) read the function pointers we put in struct ibv_context and struct
  * verbs_context, so those must be a real struct verbs_context with sz and abi_compat set.
  *
+ * Several contexts, one core: a process may open a device any number of times (rdma-core's
+ * tests open a server and a client context; UCX and Open MPI's osc ucx open their own),
+ * but the netdev queue's AF_XDP socket serves one libblue context. So every verbs context
+ * of one device shares that device's struct bv_core: the one libblue context (and its
+ * engine), the lock and the progress thread. The first context that needs the engine
+ * opens it; the core is freed, and the libblue context closed, with the last verbs
+ * context of the device. Each verbs context keeps its own object lists (its close frees
+ * only its own leftovers), async fd and comp vectors; objects of two contexts do not mix
+ * (verbs forbids it: a QP's PD and CQs are its context's), even though libblue would
+ * take them.
+ *
  * Locking: libblue lets one thread drive a context at a time. A verbs program may block
  * in a TCP read while its peer writes into its memory (perftest's write/read servers),
  * so a progress thread (progress.c) runs the engine while the application does not;
- * every entry into libblue takes the context's lock (bv_lock/bv_unlock).
+ * every entry into libblue takes the core's lock (bv_lock/bv_unlock), whichever verbs
+ * context it comes through.
  *
  * Lazy open: a libblue context binds the netdev's one AF_XDP queue, which serves one
  * process, yet ibv_devinfo must work while ib_write_bw serves on the same device. So
  * ibv_open_device() only reads what the queries answer (blue__netdev_query), and the
  * libblue context is opened by the first call that needs it: a PD, CQ or completion
- * channel (everything else hangs off those) - bv_ctx_open().
+ * channel (everything else hangs off those) - bv_ctx_open(). A context opened while
+ * another context of the device has the core open starts with it.
  */
 #ifndef BLUE_COMPAT_H
 #define BLUE_COMPAT_H
@@ -67,20 +80,29 @@ static inline void bv_list_del(struct bv_link *l)
 	l->prev = l->next = l;
 }
 
+/* What the verbs contexts of one device in this process share (see "Several contexts"). */
+struct bv_core {
+	pthread_mutex_t lock;		/* every entry into libblue, from any context */
+	struct blue_context *bctx;	/* NULL until the first bv_ctx_open(); under lock */
+	unsigned int refs;		/* verbs contexts on it; under device.c's devices_lock */
+	pthread_t thread;		/* the progress thread (progress.c) */
+	bool thread_started;		/* under lock */
+	atomic_bool stop;
+	char ifname[IF_NAMESIZE];	/* for messages */
+};
+
 struct bv_device {
 	struct ibv_device dev;		/* first: the program holds &dev */
 	char ifname[IF_NAMESIZE];
 	__be64 guid;
 	bool used;
+	struct bv_core *core;		/* NULL while no context is open; under devices_lock */
 };
 
 struct bv_context {
-	struct blue_context *bctx;	/* NULL until bv_ctx_open(); under lock */
+	struct bv_core *core;		/* shared with the device's other contexts */
+	struct blue_context *bctx;	/* the core's, once this context needed it; under lock */
 	struct blue_netdev_query attrs;	/* what the queries answer; under lock */
-	pthread_mutex_t lock;
-	pthread_t thread;
-	bool thread_started;
-	atomic_bool stop;
 	struct bv_device *bdev;
 	struct bv_link qps, cqs, mrs, pds, chs;	/* under lock */
 	struct verbs_context vctx;	/* last: ibv_context must be the final member */
@@ -149,12 +171,13 @@ static inline struct bv_pd *bv_pd(struct ibv_pd *p) { return (struct bv_pd *)p; 
 static inline struct bv_cq *bv_cq(struct ibv_cq *c) { return (struct bv_cq *)c; }
 static inline struct bv_qp *bv_qp(struct ibv_qp *q) { return (struct bv_qp *)q; }
 
-static inline void bv_lock(struct bv_context *c) { pthread_mutex_lock(&c->lock); }
-static inline void bv_unlock(struct bv_context *c) { pthread_mutex_unlock(&c->lock); }
+static inline void bv_lock(struct bv_context *c) { pthread_mutex_lock(&c->core->lock); }
+static inline void bv_unlock(struct bv_context *c) { pthread_mutex_unlock(&c->core->lock); }
 
-/* progress.c */
-int bv_progress_start(struct bv_context *c) BV_HIDDEN;
-void bv_progress_stop(struct bv_context *c) BV_HIDDEN;
+/* progress.c: one thread per core, started by the first QP, stopped with the core */
+/* Locking: bv_progress_start() with the core's lock held; bv_progress_stop() without. */
+int bv_progress_start(struct bv_core *core) BV_HIDDEN;
+void bv_progress_stop(struct bv_core *core) BV_HIDDEN;
 /*
  * bv_doorbell() - send what was just posted: one engine pass. An RNIC's post rings a
  * doorbell and the packets leave; libblue's post only queues the WQE for the next pass,
@@ -172,15 +195,19 @@ uint64_t bv_idle_ns(uint64_t now, uint64_t next) BV_HIDDEN;
 /* device.c */
 struct bv_device *bv_device_find(const char *name) BV_HIDDEN;
 /*
- * bv_context_wrap() - the verbs context of an open libblue context (ibv_open_device's
- * second half; unit tests wrap contexts over the loopback HAL with it). @d must outlive
- * it. ibv_close_device() closes @bctx too.
+ * bv_context_wrap() - a verbs context of @d over the open libblue context @bctx
+ * (ibv_open_device's second half; unit tests wrap contexts over the loopback HAL with
+ * it). @d must outlive it. Wrapping the same @bctx on the same @d again gives another
+ * context sharing @d's core, as a second ibv_open_device() does; the last
+ * ibv_close_device() of @d closes @bctx. Return: NULL with errno EBUSY when @d's core
+ * runs another libblue context.
  */
 struct ibv_context *bv_context_wrap(struct blue_context *bctx, struct bv_device *d) BV_HIDDEN;
 
 /*
- * bv_ctx_open() - the libblue context, opened now if it is not yet (see "Lazy open").
- * Locking: with the context lock held.
+ * bv_ctx_open() - the libblue context, opened now on the core if no context of the
+ * device has opened it yet (see "Lazy open"), and taken by @c.
+ * Locking: with the core's lock held.
  * Return: 0, or an errno (errno set to it too) after libblue's message saying why.
  */
 int bv_ctx_open(struct bv_context *c) BV_HIDDEN;

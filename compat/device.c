@@ -4,7 +4,9 @@
  * verbs device named after the netdev (`bluectl attach veth0` makes device "veth0").
  * Its node GUID is the MAC's EUI-64, as rxe derives it. Opening a device reads its
  * attributes and fills a struct verbs_context whose ops reach libblue; libblue itself is
- * opened on the netdev by the first object that needs it (compat.h, "Lazy open").
+ * opened on the netdev by the first object that needs it (compat.h, "Lazy open"), once
+ * per process: every context of the device shares one core (compat.h, "Several
+ * contexts").
  */
 #include <dirent.h>
 #include <limits.h>
@@ -157,8 +159,57 @@ static void attrs_of(struct blue_context *bctx, struct blue_netdev_query *q)
 		(void)blue_query_gid(bctx, 1, i, &q->gid[i]);
 }
 
-/* A verbs context on @d; @bctx may be NULL (opened later by bv_ctx_open). */
-static struct bv_context *context_new(struct blue_context *bctx, struct bv_device *d)
+/*
+ * The core of @d, made by its first context (see compat.h "Several contexts").
+ * Locking: with devices_lock held.
+ */
+static struct bv_core *core_get(struct bv_device *d)
+{
+	struct bv_core *core = d->core;
+
+	if (!core) {
+		core = bv_obj_new(sizeof(*core));
+		if (!core)
+			return NULL;
+		pthread_mutex_init(&core->lock, NULL);
+		snprintf(core->ifname, sizeof(core->ifname), "%s", d->ifname);
+		d->core = core;
+	}
+	core->refs++;
+	return core;
+}
+
+/*
+ * Drop a context's reference on @d's core; the last one stops the progress thread and
+ * closes the libblue context (which must then hold no object: the contexts freed theirs).
+ * Return: 0, or a positive errno from blue_close_device(), the reference then kept.
+ * Locking: with devices_lock held.
+ */
+static int core_put(struct bv_device *d)
+{
+	struct bv_core *core = d->core;
+	int err;
+
+	if (core->refs > 1) {
+		core->refs--;
+		return 0;
+	}
+	bv_progress_stop(core);
+	err = core->bctx ? blue_close_device(core->bctx) : 0;	/* none: queries only */
+	if (err)
+		return err;
+	pthread_mutex_destroy(&core->lock);
+	free(core);
+	d->core = NULL;
+	return 0;
+}
+
+/*
+ * A verbs context on @d, sharing its core; with the core's libblue context when another
+ * context has opened it (its answers to the queries then), else @q's answers (NULL: none
+ * yet, bv_context_wrap fills them).
+ */
+static struct bv_context *context_new(struct bv_device *d, const struct blue_netdev_query *q)
 {
 	struct bv_context *c;
 	struct ibv_context *ctx;
@@ -166,9 +217,22 @@ static struct bv_context *context_new(struct blue_context *bctx, struct bv_devic
 	c = bv_obj_new(sizeof(*c));
 	if (!c)
 		return NULL;
-	c->bctx = bctx;
+	pthread_mutex_lock(&devices_lock);
+	c->core = core_get(d);
+	pthread_mutex_unlock(&devices_lock);
+	if (!c->core) {
+		free(c);
+		return NULL;
+	}
 	c->bdev = d;
-	pthread_mutex_init(&c->lock, NULL);
+	if (q)
+		c->attrs = *q;
+	bv_lock(c);
+	if (c->core->bctx) {
+		c->bctx = c->core->bctx;
+		attrs_of(c->bctx, &c->attrs);
+	}
+	bv_unlock(c);
 	bv_list_init(&c->qps);
 	bv_list_init(&c->cqs);
 	bv_list_init(&c->mrs);
@@ -193,13 +257,49 @@ static struct bv_context *context_new(struct blue_context *bctx, struct bv_devic
 	return c;
 }
 
+/* Free @c, which holds no object any more, and drop its core. */
+static int context_free(struct bv_context *c)
+{
+	struct ibv_context *ctx = &c->vctx.context;
+	int err;
+
+	pthread_mutex_lock(&devices_lock);
+	err = core_put(c->bdev);
+	pthread_mutex_unlock(&devices_lock);
+	if (err)
+		return err;
+	if (ctx->async_fd >= 0)
+		close(ctx->async_fd);
+	if (ctx->cmd_fd >= 0)
+		close(ctx->cmd_fd);
+	pthread_mutex_destroy(&ctx->mutex);
+	free(c);
+	return 0;
+}
+
 struct ibv_context *bv_context_wrap(struct blue_context *bctx, struct bv_device *d)
 {
-	struct bv_context *c = context_new(bctx, d);
+	struct bv_context *c = context_new(d, NULL);
+	int err = 0;
 
 	if (!c)
 		return NULL;
-	attrs_of(bctx, &c->attrs);
+	bv_lock(c);
+	if (!c->core->bctx)
+		c->core->bctx = bctx;
+	if (c->core->bctx == bctx) {
+		c->bctx = bctx;
+		attrs_of(bctx, &c->attrs);
+	} else {
+		bv_log("%s: another libblue context serves this device in this process",
+		       d->ifname);
+		err = EBUSY;
+	}
+	bv_unlock(c);
+	if (err) {
+		(void)context_free(c);
+		return bv_null(err);
+	}
 	return &c->vctx.context;
 }
 
@@ -217,31 +317,32 @@ BV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	err = blue__netdev_query(d->ifname, &q);	/* says why on failure */
 	if (err)
 		return bv_null(-err);
-	c = context_new(NULL, d);
+	c = context_new(d, &q);
 	if (!c)
 		return NULL;
-	c->attrs = q;
 	return &c->vctx.context;
 }
 
 int bv_ctx_open(struct bv_context *c)
 {
 	enum blue_mtu said = c->attrs.port.active_mtu;
-	struct blue_context *bctx;
+	struct bv_core *core = c->core;
 
 	if (c->bctx)
 		return 0;
-	bctx = blue_open_device(c->bdev->ifname);	/* says why on failure */
-	if (!bctx)
-		return bv_ret(errno ?: EIO);
-	attrs_of(bctx, &c->attrs);
+	if (!core->bctx) {
+		core->bctx = blue_open_device(c->bdev->ifname);	/* says why on failure */
+		if (!core->bctx)
+			return bv_ret(errno ?: EIO);
+	}
+	c->bctx = core->bctx;
+	attrs_of(c->bctx, &c->attrs);
 	/* only a kernel without AF_XDP multi-buffer makes them differ (blue__netdev_query) */
 	if (c->attrs.port.active_mtu != said)
 		bv_log("%s: the port's active MTU is %d, not the %d ibv_query_port() said "
 		       "before the device opened; ask for the smaller path MTU",
 		       c->bdev->ifname, blue_mtu_bytes(c->attrs.port.active_mtu),
 		       blue_mtu_bytes(said));
-	c->bctx = bctx;
 	return 0;
 }
 
@@ -273,23 +374,9 @@ static void free_leftovers(struct bv_context *c)
 
 BV_EXPORT int ibv_close_device(struct ibv_context *context)
 {
-	struct bv_context *c;
-	int err;
-
 	if (!context)
 		return bv_ret(EINVAL);
-	c = bv_ctx(context);
-	bv_progress_stop(c);
-	free_leftovers(c);
-	err = c->bctx ? blue_close_device(c->bctx) : 0;	/* none: queries only */
-	if (err)
-		return bv_ret(err);
-	if (context->async_fd >= 0)
-		close(context->async_fd);
-	if (context->cmd_fd >= 0)
-		close(context->cmd_fd);
-	pthread_mutex_destroy(&context->mutex);
-	pthread_mutex_destroy(&c->lock);
-	free(c);
-	return 0;
+	/* this context's objects only: the device's other contexts keep theirs */
+	free_leftovers(bv_ctx(context));
+	return bv_ret(context_free(bv_ctx(context)));
 }

@@ -4,7 +4,7 @@
  * "Progress"), and a verbs program need not: perftest's RDMA WRITE and READ servers sit
  * in a TCP read while the client's requests arrive, and ib_write_lat spins on memory
  * between its polls; rxe, a kernel driver, answers them anyway. So one thread per
- * context runs the engine while it has work, and otherwise sleeps in poll() on the
+ * device core (every verbs context of the device in this process: compat.h) runs the engine while it has work, and otherwise sleeps in poll() on the
  * AF_XDP socket, which wakes it for the next frame, or at the engine's next deadline (a
  * timer; a paced QP's next departure, so pacing keeps its rate under this thread), and
  * after BV_IDLE_MS at most. It never waits for the context lock: when the application holds it, the
@@ -47,9 +47,9 @@ uint64_t bv_idle_ns(uint64_t now, uint64_t next)
 }
 
 /* Sleep on the socket until a frame comes or the engine's next deadline is due. */
-static void idle_wait(struct bv_context *c, struct pollfd *pfd, const struct timespec *nap)
+static void idle_wait(struct bv_core *core, struct pollfd *pfd, const struct timespec *nap)
 {
-	uint64_t next = __atomic_load_n(&c->bctx->eng.next_ns, __ATOMIC_RELAXED);
+	uint64_t next = __atomic_load_n(&core->bctx->eng.next_ns, __ATOMIC_RELAXED);
 	uint64_t ns = bv_idle_ns(blue__now_ns(), next);
 	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
 
@@ -64,12 +64,12 @@ void bv_doorbell(struct bv_context *c)
 
 static void *progress_main(void *arg)
 {
-	struct bv_context *c = arg;
+	struct bv_core *core = arg;
 	struct timespec nap = { 0, BV_NAP_US * 1000L };
 	struct pollfd pfd = { .events = POLLIN };
 	int n;
 
-	pfd.fd = blue_hal_sock_fd(c->bctx->sock);
+	pfd.fd = blue_hal_sock_fd(core->bctx->sock);
 	if (blue__env_flag("BLUE_PROGRESS_RT", false)) {
 		struct sched_param sp = { .sched_priority = 1 };
 
@@ -78,42 +78,42 @@ static void *progress_main(void *arg)
 	}
 	/* the default 50 us timer slack would triple every nap */
 	(void)prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-	while (!atomic_load(&c->stop)) {
-		if (pthread_mutex_trylock(&c->lock)) {
+	while (!atomic_load(&core->stop)) {
+		if (pthread_mutex_trylock(&core->lock)) {
 			nanosleep(&nap, NULL);
 			continue;
 		}
-		n = blue__progress(c->bctx);
-		bv_unlock(c);
+		n = blue__progress(core->bctx);
+		pthread_mutex_unlock(&core->lock);
 		if (n > 0)
 			continue;
-		idle_wait(c, &pfd, &nap);
+		idle_wait(core, &pfd, &nap);
 	}
 	return NULL;
 }
 
-int bv_progress_start(struct bv_context *c)
+int bv_progress_start(struct bv_core *core)
 {
 	int err;
 
-	if (c->thread_started)
+	if (core->thread_started || !core->bctx)
 		return 0;
-	atomic_store(&c->stop, false);
-	err = pthread_create(&c->thread, NULL, progress_main, c);
+	atomic_store(&core->stop, false);
+	err = pthread_create(&core->thread, NULL, progress_main, core);
 	if (err) {
 		bv_log("cannot start the progress thread for %s: %s",
-		       c->bdev->ifname, strerror(err));
+		       core->ifname, strerror(err));
 		return err;
 	}
-	c->thread_started = true;
+	core->thread_started = true;
 	return 0;
 }
 
-void bv_progress_stop(struct bv_context *c)
+void bv_progress_stop(struct bv_core *core)
 {
-	if (!c->thread_started)
+	if (!core->thread_started)
 		return;
-	atomic_store(&c->stop, true);
-	pthread_join(c->thread, NULL);
-	c->thread_started = false;
+	atomic_store(&core->stop, true);
+	pthread_join(core->thread, NULL);
+	core->thread_started = false;
 }

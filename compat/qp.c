@@ -117,7 +117,7 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 		 * bv_progress_start() does not take the lock; the thread it starts only
 		 * trylocks it, and it touches libblue, never this QP's verbs fields.
 		 */
-		(void)bv_progress_start(c);
+		(void)bv_progress_start(c->core);
 	}
 	bv_unlock(c);
 	if (!q->bqp)
