@@ -89,6 +89,7 @@ struct bv_core {
 	bool thread_started;		/* under lock */
 	atomic_bool stop;
 	char ifname[IF_NAMESIZE];	/* for messages */
+	struct bv_link ctxs;		/* the contexts' bv_async.link; under lock */
 };
 
 struct bv_device {
@@ -99,12 +100,27 @@ struct bv_device {
 	struct bv_core *core;		/* NULL while no context is open; under devices_lock */
 };
 
+#define BV_ASYNC_MAX 64
+
+/*
+ * A verbs context's async events (async.c): routed to it from the core's libblue queue,
+ * taken by ibv_get_async_event(). Its async_fd is readable while @count is non-zero.
+ * Under the core's lock.
+ */
+struct bv_async {
+	struct ibv_async_event q[BV_ASYNC_MAX];
+	unsigned int head, count;
+	uint64_t overflow;		/* dropped: the program did not take them */
+	struct bv_link link;		/* in bv_core.ctxs: port events go to every one */
+};
+
 struct bv_context {
 	struct bv_core *core;		/* shared with the device's other contexts */
 	struct blue_context *bctx;	/* the core's, once this context needed it; under lock */
 	struct blue_netdev_query attrs;	/* what the queries answer; under lock */
 	struct bv_device *bdev;
-	struct bv_link qps, cqs, mrs, pds, chs;	/* under lock */
+	struct bv_link qps, cqs, mrs, pds, chs, srqs;	/* under lock */
+	struct bv_async async;		/* under lock */
 	struct verbs_context vctx;	/* last: ibv_context must be the final member */
 };
 
@@ -124,6 +140,12 @@ struct bv_channel {
 	struct ibv_comp_channel ch;
 	struct bv_link link;
 	struct blue_comp_channel *bch;
+};
+
+struct bv_srq {
+	struct ibv_srq srq;
+	struct bv_link link;
+	struct blue_srq *bsrq;
 };
 
 #define BV_CQ_BATCH 32
@@ -217,6 +239,17 @@ void bv_query_init_ops(struct bv_context *c) BV_HIDDEN;
 void bv_cq_init_ops(struct bv_context *c) BV_HIDDEN;
 void bv_qp_init_ops(struct bv_context *c) BV_HIDDEN;
 void bv_qp_ex_init(struct bv_qp *q) BV_HIDDEN;
+
+/*
+ * async.c: bv_async_pump() routes the events the engine queued on the core's libblue
+ * context to the verbs contexts owning their objects (a port event to every context);
+ * bv_async_forget() drops the queued events naming @qp or @srq, about to be destroyed.
+ * Locking: with the core's lock held.
+ */
+void bv_async_pump(struct bv_core *core) BV_HIDDEN;
+void bv_async_forget(struct bv_context *c, const struct ibv_qp *qp, const struct ibv_srq *srq)
+	BV_HIDDEN;
+void bv_srq_init_ops(struct bv_context *c) BV_HIDDEN;
 
 /* mr_pd.c: ibv access flags -> blue's (0, or -errno after a message) */
 int bv_access(int ibv_access, const char *who) BV_HIDDEN;

@@ -172,6 +172,7 @@ static struct bv_core *core_get(struct bv_device *d)
 		if (!core)
 			return NULL;
 		pthread_mutex_init(&core->lock, NULL);
+		bv_list_init(&core->ctxs);
 		snprintf(core->ifname, sizeof(core->ifname), "%s", d->ifname);
 		d->core = core;
 	}
@@ -238,6 +239,10 @@ static struct bv_context *context_new(struct bv_device *d, const struct blue_net
 	bv_list_init(&c->mrs);
 	bv_list_init(&c->pds);
 	bv_list_init(&c->chs);
+	bv_list_init(&c->srqs);
+	bv_lock(c);
+	bv_list_add(&c->core->ctxs, &c->async.link);
+	bv_unlock(c);
 	ctx = &c->vctx.context;
 	ctx->device = &d->dev;
 	/*
@@ -245,7 +250,7 @@ static struct bv_context *context_new(struct bv_device *d, const struct blue_net
 	 * it to hand the context to ibv_import_device(), which then says EOPNOTSUPP
 	 */
 	ctx->cmd_fd = eventfd(0, EFD_CLOEXEC);
-	ctx->async_fd = eventfd(0, EFD_CLOEXEC);	/* blue raises no async events yet */
+	ctx->async_fd = eventfd(0, EFD_CLOEXEC);	/* readable while c->async holds events */
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
 	/* what makes the program's verbs_get_ctx_op() find the ops below */
@@ -254,6 +259,7 @@ static struct bv_context *context_new(struct bv_device *d, const struct blue_net
 	bv_query_init_ops(c);
 	bv_cq_init_ops(c);
 	bv_qp_init_ops(c);
+	bv_srq_init_ops(c);
 	return c;
 }
 
@@ -263,11 +269,18 @@ static int context_free(struct bv_context *c)
 	struct ibv_context *ctx = &c->vctx.context;
 	int err;
 
+	bv_lock(c);
+	bv_list_del(&c->async.link);
+	bv_unlock(c);
 	pthread_mutex_lock(&devices_lock);
 	err = core_put(c->bdev);
 	pthread_mutex_unlock(&devices_lock);
-	if (err)
+	if (err) {
+		bv_lock(c);	/* still open: it takes port events again */
+		bv_list_add(&c->core->ctxs, &c->async.link);
+		bv_unlock(c);
 		return err;
+	}
 	if (ctx->async_fd >= 0)
 		close(ctx->async_fd);
 	if (ctx->cmd_fd >= 0)
@@ -357,6 +370,9 @@ static void free_leftovers(struct bv_context *c)
 {
 	while (c->qps.next != &c->qps)
 		if (ibv_destroy_qp(&bv_first(&c->qps, struct bv_qp)->qpx.qp_base))
+			break;
+	while (c->srqs.next != &c->srqs)
+		if (ibv_destroy_srq(&bv_first(&c->srqs, struct bv_srq)->srq))
 			break;
 	while (c->mrs.next != &c->mrs)
 		if (ibv_dereg_mr(&bv_first(&c->mrs, struct bv_mr)->mr))

@@ -84,6 +84,7 @@ static void *progress_main(void *arg)
 			continue;
 		}
 		n = blue__progress(core->bctx);
+		bv_async_pump(core);	/* the events that pass raised, to their contexts */
 		pthread_mutex_unlock(&core->lock);
 		if (n > 0)
 			continue;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Queue pairs: create (plain and extended), modify, query, destroy, and the post_send /
- * post_recv ops the program's inline ibv_post_*() call. RC only. The calls blue has no
- * object for (SRQ, address handles, multicast) answer EOPNOTSUPP.
+ * post_recv ops the program's inline ibv_post_*() call. RC only; receives may come from
+ * an SRQ (srq.c).
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -84,10 +84,6 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 		       a->qp_type, IBV_QPT_RC);
 		return bv_null(EOPNOTSUPP);
 	}
-	if (a->srq) {
-		bv_log("ibv_create_qp: srq: shared receive queues are not supported");
-		return bv_null(EOPNOTSUPP);
-	}
 	if (!a->send_cq || !a->recv_cq) {
 		bv_log("ibv_create_qp: %s is NULL", a->send_cq ? "recv_cq" : "send_cq");
 		return bv_null(EINVAL);
@@ -99,6 +95,7 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 	bi.qp_context = q;
 	bi.send_cq = bv_cq(a->send_cq)->bcq;
 	bi.recv_cq = bv_cq(a->recv_cq)->bcq;
+	bi.srq = a->srq ? ((struct bv_srq *)a->srq)->bsrq : NULL;
 	bi.cap.max_send_wr = a->cap.max_send_wr;
 	bi.cap.max_recv_wr = a->cap.max_recv_wr;
 	bi.cap.max_send_sge = a->cap.max_send_sge;
@@ -127,6 +124,7 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 	q->qpx.qp_base.pd = a->pd;
 	q->qpx.qp_base.send_cq = a->send_cq;
 	q->qpx.qp_base.recv_cq = a->recv_cq;
+	q->qpx.qp_base.srq = a->srq;
 	q->qpx.qp_base.qp_num = blue_qp_num(q->bqp);
 	q->qpx.qp_base.state = IBV_QPS_RESET;
 	q->qpx.qp_base.qp_type = IBV_QPT_RC;
@@ -300,6 +298,7 @@ BV_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr
 	init_attr->qp_context = qp->qp_context;
 	init_attr->send_cq = qp->send_cq;
 	init_attr->recv_cq = qp->recv_cq;
+	init_attr->srq = qp->srq;
 	cap_from_blue(&bi.cap, &init_attr->cap);
 	init_attr->qp_type = IBV_QPT_RC;
 	init_attr->sq_sig_all = bi.sq_sig_all;
@@ -326,8 +325,10 @@ BV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 	c = bv_ctx(qp->context);
 	bv_lock(c);
 	err = blue_destroy_qp(q->bqp);
-	if (!err)
+	if (!err) {
 		bv_list_del(&q->link);
+		bv_async_forget(c, qp, NULL);	/* no queued event names a freed QP */
+	}
 	bv_unlock(c);
 	if (err)
 		return bv_ret(err);
@@ -428,19 +429,9 @@ static int bv_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr, struct ibv_re
 	return err;
 }
 
-static int bv_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
-			    struct ibv_recv_wr **bad_wr)
-{
-	(void)srq;
-	if (bad_wr)
-		*bad_wr = wr;
-	return EOPNOTSUPP;
-}
-
 void bv_qp_init_ops(struct bv_context *c)
 {
 	c->vctx.context.ops.post_send = bv_post_send;
 	c->vctx.context.ops.post_recv = bv_post_recv;
-	c->vctx.context.ops.post_srq_recv = bv_post_srq_recv;
 	c->vctx.create_qp_ex = bv_create_qp_ex;
 }

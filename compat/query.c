@@ -2,7 +2,7 @@
 /*
  * The queries: device (plain and extended), port (the verbs_context op the program's
  * inline ibv_query_port() calls, and the exported fallback), the GID table with its
- * types as rxe lays it out, P_Keys, and the async event stubs. They answer from the
+ * types as rxe lays it out, and P_Keys (async events: async.c). They answer from the
  * context's attributes (compat.h, "Lazy open"), never needing the AF_XDP socket.
  */
 #include <stddef.h>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "compat/compat.h"
+#include "runtime/srq.h"
 
 static void fill_device_attr(struct bv_context *c, const struct blue_device_attr *b,
 			     struct ibv_device_attr *a)
@@ -37,6 +38,9 @@ static void fill_device_attr(struct bv_context *c, const struct blue_device_attr
 	a->max_res_rd_atom = b->max_qp_rd_atom * b->max_qp;
 	a->max_qp_init_rd_atom = b->max_qp_init_rd_atom;
 	a->atomic_cap = b->atomic_cap ? IBV_ATOMIC_HCA : IBV_ATOMIC_NONE;
+	a->max_srq = BLUE_MAX_SRQ;
+	a->max_srq_wr = BLUE_MAX_SRQ_WR;
+	a->max_srq_sge = BLUE_MAX_SRQ_SGE;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = b->phys_port_cnt;
@@ -264,27 +268,6 @@ BV_EXPORT int ibv_get_pkey_index(struct ibv_context *context, uint8_t port_num, 
 	if (ibv_query_pkey(context, port_num, 0, &p))
 		return -1;
 	return p == pkey ? 0 : (errno = ENOENT, -1);
-}
-
-BV_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_event *event)
-{
-	uint64_t v;
-
-	if (!context || !event) {
-		bv_log("ibv_get_async_event: %s is NULL", context ? "event" : "context");
-		errno = EINVAL;
-		return -1;
-	}
-	/* blue raises none: this blocks (or says EAGAIN on a non-blocking async_fd) */
-	if (read(context->async_fd, &v, sizeof(v)) < 0)
-		return -1;
-	errno = EIO;
-	return -1;
-}
-
-BV_EXPORT void ibv_ack_async_event(struct ibv_async_event *event)
-{
-	(void)event;
 }
 
 void bv_query_init_ops(struct bv_context *c)

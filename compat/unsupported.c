@@ -1,37 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Verbs blue has no object for: shared receive queues, address handles (UD), multicast,
+ * Verbs blue has no object for: address handles (UD), multicast,
  * ECE. Each answers "not supported" the way rdma-core's callers test for: NULL with
  * errno, or the errno returned, with one line saying what was asked.
  */
 #include "compat/compat.h"
 
 #define BV_NOTSUP(what) bv_log("%s: not supported by blue (RC queue pairs only)", what)
-
-BV_EXPORT struct ibv_srq *ibv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *attr)
-{
-	(void)pd; (void)attr;
-	BV_NOTSUP("ibv_create_srq");
-	return bv_null(EOPNOTSUPP);
-}
-
-BV_EXPORT int ibv_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr, int mask)
-{
-	(void)srq; (void)attr; (void)mask;
-	return bv_ret(EOPNOTSUPP);
-}
-
-BV_EXPORT int ibv_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
-{
-	(void)srq; (void)attr;
-	return bv_ret(EOPNOTSUPP);
-}
-
-BV_EXPORT int ibv_destroy_srq(struct ibv_srq *srq)
-{
-	(void)srq;
-	return bv_ret(EOPNOTSUPP);
-}
 
 BV_EXPORT struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {

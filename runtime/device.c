@@ -108,9 +108,17 @@ struct blue_context *blue_open_device_hal(struct blue_hal *hal, const uint8_t ma
 	ctx->ip = ip;
 	blue__fill_gids(ctx->gid, mac, ip);
 	ctx->active_mtu = blue__mtu_for(hal->max_pkt, 0);
+	err = blue__events_init(&ctx->events);
+	if (err) {
+		blue__logf("cannot make the async event fd: %s", strerror(-err));
+		free(ctx);
+		errno = -err;
+		return NULL;
+	}
 	err = blue_hal_sock_open(hal, &ctx->sock);
 	if (err) {
 		blue__logf("cannot open a %s HAL socket: %s", hal->ops->name, strerror(-err));
+		blue__events_fini(&ctx->events);
 		free(ctx);
 		errno = -err;
 		return NULL;
@@ -122,10 +130,10 @@ int blue_close_device(struct blue_context *ctx)
 {
 	if (!ctx)
 		return EINVAL;
-	if (ctx->nqp || ctx->ncq || ctx->nmr || ctx->npd || ctx->nchannel) {
-		blue__logf("close_device: %u QPs, %u CQs, %u MRs, %u PDs, %u channels remain; "
-			   "destroy them first", ctx->nqp, ctx->ncq, ctx->nmr, ctx->npd,
-			   ctx->nchannel);
+	if (ctx->nqp || ctx->ncq || ctx->nmr || ctx->npd || ctx->nchannel || ctx->nsrq) {
+		blue__logf("close_device: %u QPs, %u CQs, %u MRs, %u PDs, %u channels, %u SRQs "
+			   "remain; destroy them first", ctx->nqp, ctx->ncq, ctx->nmr, ctx->npd,
+			   ctx->nchannel, ctx->nsrq);
 		return EBUSY;
 	}
 	blue__tx_flush(ctx);
@@ -136,6 +144,7 @@ int blue_close_device(struct blue_context *ctx)
 	if (ctx->slot_fd >= 0)
 		close(ctx->slot_fd);
 	blue__mr_table_fini(&ctx->mrs);
+	blue__events_fini(&ctx->events);
 	free(ctx);
 	return 0;
 }

@@ -12,6 +12,7 @@
 
 #include <blue/blue.h>
 #include "afxdp_hal/hal.h"
+#include "runtime/events.h"
 #include "runtime/mr.h"
 #include "runtime/obs.h"
 #include "runtime/progress.h"
@@ -63,7 +64,7 @@ struct blue_context {
 	unsigned int nneigh;
 
 	/* objects, so close can refuse while they exist */
-	unsigned int npd, nmr, ncq, nqp, nchannel;
+	unsigned int npd, nmr, ncq, nqp, nchannel, nsrq;
 	struct blue_mr_table mrs;
 	struct blue_qp *qp_by_slot[BLUE_MAX_QP];	/* process-local: slot -> our QP */
 	struct blue_qp *qps;				/* list of our QPs (qp->next) */
@@ -74,6 +75,7 @@ struct blue_context {
 
 	struct blue_engine eng;
 	struct blue_obs obs;		/* dev_stats and the diag switch (obs.h) */
+	struct blue_events events;	/* asynchronous events (events.h) */
 };
 
 /*

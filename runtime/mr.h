@@ -13,6 +13,7 @@ struct blue_pd {
 	struct blue_context *ctx;
 	unsigned int nmr;	/* MRs registered in it */
 	unsigned int nqp;	/* QPs created in it */
+	unsigned int nsrq;	/* SRQs created in it */
 };
 
 /*

@@ -34,9 +34,9 @@ int blue_dealloc_pd(struct blue_pd *pd)
 {
 	if (!pd)
 		return EINVAL;
-	if (pd->nmr || pd->nqp) {
-		blue__logf("dealloc_pd: %u MRs and %u QPs still use the PD; destroy them first",
-			   pd->nmr, pd->nqp);
+	if (pd->nmr || pd->nqp || pd->nsrq) {
+		blue__logf("dealloc_pd: %u MRs, %u QPs and %u SRQs still use the PD; destroy "
+			   "them first", pd->nmr, pd->nqp, pd->nsrq);
 		return EBUSY;
 	}
 	pd->ctx->npd--;

@@ -18,6 +18,7 @@
 #include "runtime/cc_wire.h"
 #include "runtime/cq.h"
 #include "runtime/device.h"
+#include "runtime/events.h"
 #include "runtime/log.h"
 #include "runtime/probes.h"
 #include "runtime/progress.h"
@@ -355,6 +356,7 @@ int blue__progress(struct blue_context *ctx)
 	eng->st.passes++;
 	tx0 = eng->st.tx_frames;
 	blue__tune_check(ctx, &ctx->obs);	/* bluectl set: one word per pass */
+	blue__events_port_check(ctx, eng->now_ns);	/* one ioctl per 100 ms at most */
 
 	got = rx_drain(ctx);
 	/*

@@ -14,11 +14,13 @@
 #include "runtime/cc_wire.h"
 #include "runtime/codec.h"
 #include "runtime/device.h"
+#include "runtime/events.h"
 #include "runtime/log.h"
 #include "runtime/probes.h"
 #include "runtime/qp.h"
 #include "runtime/rq.h"
 #include "runtime/slot_owner.h"
+#include "runtime/srq.h"
 #include "runtime/tune.h"
 
 const char *blue__qp_state_str(unsigned int state)
@@ -147,6 +149,16 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 		errno = EINVAL;
 		return NULL;
 	}
+	if (attr->srq) {
+		if (attr->srq->ctx != ctx) {
+			blue__logf("create_qp: the SRQ belongs to another context");
+			errno = EINVAL;
+			return NULL;
+		}
+		/* IBA 10.2.9: receives come from the SRQ; the QP's own sizes mean nothing */
+		attr->cap.max_recv_wr = 0;
+		attr->cap.max_recv_sge = 0;
+	}
 	err = cap_check(&attr->cap);
 	if (err) {
 		errno = err;
@@ -156,6 +168,14 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 	if (!qp) {
 		errno = ENOMEM;
 		return NULL;
+	}
+	if (attr->srq) {
+		qp->rq_copy = malloc(blue__srq_wqe_size(attr->srq));
+		if (!qp->rq_copy) {
+			free(qp);
+			errno = ENOMEM;
+			return NULL;
+		}
 	}
 	/* a WQE's SGE array doubles as the inline buffer: at least one SGE of room */
 	sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
@@ -201,11 +221,12 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 	qp->qp_context = attr->qp_context;
 	qp->sq_sig_all = attr->sq_sig_all != 0;
 	qp->port_num = 1;
+	qp->srq = attr->srq;
 	/* report what was allocated, as ibv_create_qp does */
 	attr->cap.max_send_wr = qp->sq.max_wr;
-	attr->cap.max_recv_wr = qp->rq.max_wr;
+	attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.max_wr;
 	attr->cap.max_send_sge = sge;
-	attr->cap.max_recv_sge = qp->rq.max_sge;
+	attr->cap.max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->sq.max_inline;
 	blue__tune_qp_init(qp);	/* the interface's defaults (bluectl set IFNAME) */
 	qp->next = ctx->qps;
@@ -215,11 +236,14 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 	pd->nqp++;
 	qp->send_cq->nqp++;
 	qp->recv_cq->nqp++;
+	if (qp->srq)
+		qp->srq->nqp++;
 	return qp;
 fail:
 	blue__wq_fini(&qp->sq);
 	blue__wq_fini(&qp->rq);
 	free(qp->sq_eng);
+	free(qp->rq_copy);
 	free(qp);
 	errno = -err;
 	return NULL;
@@ -255,9 +279,12 @@ int blue_destroy_qp(struct blue_qp *qp)
 	qp->pd->nqp--;
 	qp->send_cq->nqp--;
 	qp->recv_cq->nqp--;
+	if (qp->srq)
+		qp->srq->nqp--;
 	blue__wq_fini(&qp->sq);
 	blue__wq_fini(&qp->rq);
 	free(qp->sq_eng);
+	free(qp->rq_copy);
 	free(qp);
 	return 0;
 }
@@ -438,6 +465,8 @@ static int attr_check(struct blue_qp *qp, const struct blue_qp_attr *a, uint32_t
 	return 0;
 }
 
+static bool qp_to_error(struct blue_qp *qp, const char *why);
+
 /* Back to a fresh RESET: queues emptied without completions (IBA 10.3.1). */
 static void qp_reset(struct blue_qp *qp)
 {
@@ -446,7 +475,9 @@ static void qp_reset(struct blue_qp *qp)
 	qp->live->local_ip = qp->ctx->ip;
 	blue_ring_reset(&qp->sq.ring);
 	blue_ring_reset(&qp->rq.ring);
-	qp->rq_held = false;
+	qp->rq_held = false;	/* a WQE held from an SRQ goes, as the QP's own do */
+	qp->last_wqe_raised = false;
+	qp->comm_est_raised = false;
 	memset(qp->sq_eng, 0, blue_ring_size(&qp->sq.ring) * sizeof(*qp->sq_eng));
 	blue__req_reset(qp);
 	blue__resp_reset(qp);
@@ -498,7 +529,7 @@ int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
 		return 0;
 	}
 	if (next == BLUE_QPS_ERR) {
-		blue__qp_error(qp, NULL);
+		qp_to_error(qp, NULL);	/* the application's own doing: no QP_FATAL */
 		return 0;
 	}
 	if (mask & BLUE_QP_ACCESS_FLAGS)
@@ -567,9 +598,9 @@ int blue_query_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask,
 	attr->sq_psn = live->sq_psn;
 	attr->dest_qp_num = live->peer_qpn;
 	attr->cap.max_send_wr = qp->sq.max_wr;
-	attr->cap.max_recv_wr = qp->rq.max_wr;
+	attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.max_wr;
 	attr->cap.max_send_sge = qp->sq.max_sge;
-	attr->cap.max_recv_sge = qp->rq.max_sge;
+	attr->cap.max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->sq.max_inline;
 	attr->ah_attr = qp->ah;
 	attr->pkey_index = qp->pkey_index;
@@ -585,6 +616,7 @@ int blue_query_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask,
 		init_attr->qp_context = qp->qp_context;
 		init_attr->send_cq = qp->send_cq;
 		init_attr->recv_cq = qp->recv_cq;
+		init_attr->srq = qp->srq;
 		init_attr->cap = attr->cap;
 		init_attr->qp_type = BLUE_QPT_RC;
 		init_attr->sq_sig_all = qp->sq_sig_all;
@@ -611,12 +643,13 @@ void blue__qp_pkt(const struct blue_qp *qp, struct blue_pkt *p, uint8_t opcode, 
 	p->psn = psn & BLUE_PSN_MASK;
 }
 
-void blue__qp_error(struct blue_qp *qp, const char *why)
+/* Enter ERROR (the engine flushes from the next pass). Return: false if it already was. */
+static bool qp_to_error(struct blue_qp *qp, const char *why)
 {
 	struct blue_qp_ctx *live = qp->live;
 
 	if (live->state == BLUE_QPS_ERR)
-		return;
+		return false;
 	if (why)
 		blue__logf("QP 0x%x: %s -> ERROR: %s", qp->qpn, blue__qp_state_str(live->state),
 			   why);
@@ -626,6 +659,14 @@ void blue__qp_error(struct blue_qp *qp, const char *why)
 	qp->comp.timer = BLUE_TIMER_NONE;
 	qp->comp.rnr_wait = false;
 	qp->resp.in_msg = BLUE_MSG_NONE;
+	return true;
+}
+
+void blue__qp_error(struct blue_qp *qp, const char *why)
+{
+	/* IBA 11.6.3.1: the engine's move to ERROR is the QP's fatal (catastrophic) event */
+	if (qp_to_error(qp, why))
+		blue__event_qp(qp, BLUE_EVENT_QP_FATAL);
 }
 
 static enum blue_wc_opcode wc_opcode(uint32_t wr_opcode)

@@ -57,6 +57,10 @@ struct blue_qp {
 	struct blue_wq sq;
 	struct blue_wq rq;
 	bool rq_held;			/* a message is filling a receive WQE (rq.h) */
+	struct blue_srq *srq;		/* receives come from it (NULL: from rq) */
+	struct blue_recv_wqe *rq_copy;	/* with an SRQ: the WQE taken from it, while held */
+	bool last_wqe_raised;		/* QP_LAST_WQE_REACHED was raised (rq.c) */
+	bool comm_est_raised;		/* COMM_EST was raised (resp.c) */
 	struct blue_swqe_eng *sq_eng;	/* engine state per send-ring entry */
 
 	/* transport */

@@ -21,12 +21,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/events.h"
 #include "runtime/log.h"
 #include "runtime/mr_copy.h"
 #include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
 #include "runtime/rq.h"
+#include "runtime/srq.h"
 
 const char *const blue__resp_state_name[BLUE_RESP__MAX] = {
 	[BLUE_RESP_CHECK_PSN] = "check_psn",
@@ -206,7 +208,9 @@ static enum blue_wc_status recv_place(struct blue_qp *qp, const struct blue_recv
 
 	if (len > w->length || off > w->length - len)
 		return BLUE_WC_LOC_LEN_ERR;
-	v = blue__copy_data(qp->ctx, qp->pd, w->sge, w->num_sge, off, (void *)data, len,
+	/* an SRQ's WQEs name memory of the SRQ's PD (IBA 10.2.9) */
+	v = blue__copy_data(qp->ctx, qp->srq ? qp->srq->pd : qp->pd, w->sge, w->num_sge, off,
+			    (void *)data, len,
 			    BLUE_ACCESS_LOCAL_WRITE, BLUE_COPY_TO_MEM, NULL, &bad);
 	if (v != BLUE_MR_OK) {
 		blue__logf("QP 0x%x: receive wr_id %llu, SGE %u (lkey 0x%x): %s", qp->qpn,
@@ -341,6 +345,11 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 	if (!replay) {
 		live->rx_pkts++;
 		live->rx_bytes += p->payload_len;
+	}
+	/* IBA 11.6.3.1 (as rxe): the first request in RTR establishes the connection */
+	if (live->state == BLUE_QPS_RTR && !qp->comm_est_raised) {
+		qp->comm_est_raised = true;
+		blue__event_qp(qp, BLUE_EVENT_COMM_EST);
 	}
 
 	for (;;) {

@@ -192,33 +192,21 @@ out:
 	return err;
 }
 
-int blue_post_recv(struct blue_qp *qp, struct blue_recv_wr *wr, struct blue_recv_wr **bad_wr)
+int blue__wq_post_recv(struct blue_wq *wq, const char *who, uint32_t id,
+		       struct blue_recv_wr *wr, struct blue_recv_wr **bad_wr)
 {
 	uint32_t n = 0, room, prod;
 	struct blue_recv_wqe *w;
 	uint64_t len;
-	uint8_t state;
 	int err = 0, i;
 
-	if (!qp || !wr) {
-		if (bad_wr)
-			*bad_wr = wr;
-		return EINVAL;
-	}
-	state = __atomic_load_n(&qp->live->state, __ATOMIC_ACQUIRE);
-	if (state == BLUE_QPS_RESET) {
-		blue__logf("post_recv: QP 0x%x is in RESET; receives need INIT or later",
-			   qp->qpn);
-		err = EINVAL;
-		goto out;
-	}
-	room = blue_ring_room(&qp->rq.ring);
-	prod = blue_ring_prod_own(&qp->rq.ring);
+	room = blue_ring_room(&wq->ring);
+	prod = blue_ring_prod_own(&wq->ring);
 	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->rq.max_sge ||
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > wq->max_sge ||
 		    (wr->num_sge && !wr->sg_list)) {
-			blue__logf("post_recv: QP 0x%x: %d SGEs, the QP was created for %u",
-				   qp->qpn, wr->num_sge, qp->rq.max_sge);
+			blue__logf("%s 0x%x: %d SGEs, it was created for %u", who, id,
+				   wr->num_sge, wq->max_sge);
 			err = EINVAL;
 			break;
 		}
@@ -229,20 +217,43 @@ int blue_post_recv(struct blue_qp *qp, struct blue_recv_wr *wr, struct blue_recv
 		len = 0;
 		for (i = 0; i < wr->num_sge; i++)
 			len += wr->sg_list[i].length;
-		w = blue_rq_wqe(&qp->rq, prod + n);
+		w = blue_rq_wqe(wq, prod + n);
 		w->wr_id = wr->wr_id;
 		w->num_sge = (uint32_t)wr->num_sge;
 		w->length = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
 		if (wr->num_sge)
 			memcpy(w->sge, wr->sg_list,
 			       (size_t)wr->num_sge * sizeof(struct blue_sge));
-		BLUE_PROBE3(post_recv, qp->qpn, wr->wr_id, w->length);
+		BLUE_PROBE3(post_recv, id, wr->wr_id, w->length);
 		n++;
 	}
 	if (n)
-		blue_ring_produce(&qp->rq.ring, n);
-out:
+		blue_ring_produce(&wq->ring, n);
 	if (bad_wr)
 		*bad_wr = err ? wr : NULL;
 	return err;
+}
+
+int blue_post_recv(struct blue_qp *qp, struct blue_recv_wr *wr, struct blue_recv_wr **bad_wr)
+{
+	uint8_t state;
+
+	if (!qp || !wr) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return EINVAL;
+	}
+	state = __atomic_load_n(&qp->live->state, __ATOMIC_ACQUIRE);
+	if (state == BLUE_QPS_RESET || qp->srq) {
+		if (qp->srq)
+			blue__logf("post_recv: QP 0x%x takes its receives from an SRQ; post "
+				   "them there (blue_post_srq_recv)", qp->qpn);
+		else
+			blue__logf("post_recv: QP 0x%x is in RESET; receives need INIT or "
+				   "later", qp->qpn);
+		if (bad_wr)
+			*bad_wr = wr;
+		return EINVAL;
+	}
+	return blue__wq_post_recv(&qp->rq, "post_recv: QP", qp->qpn, wr, bad_wr);
 }

@@ -85,4 +85,14 @@ int blue__wq_init(struct blue_wq *wq, int is_send, uint32_t max_wr, uint32_t max
 		  uint32_t max_inline) __attribute__((visibility("hidden")));
 void blue__wq_fini(struct blue_wq *wq) __attribute__((visibility("hidden")));
 
+/*
+ * blue__wq_post_recv() - check each receive WR against @wq and copy it in, publishing
+ * the batch at once: the one body of blue_post_recv() and blue_post_srq_recv().
+ * @who, @id: what a message names ("post_recv: QP", the QPN).
+ * Return: 0, or EINVAL/ENOMEM with *@bad_wr at the first WR not posted.
+ */
+int blue__wq_post_recv(struct blue_wq *wq, const char *who, uint32_t id,
+		       struct blue_recv_wr *wr, struct blue_recv_wr **bad_wr)
+	__attribute__((visibility("hidden")));
+
 #endif /* BLUE_RUNTIME_WQ_H */

@@ -75,7 +75,10 @@ Test(compat_errors, queries, .init = quiet)
 Test(compat_errors, unsupported_objects, .init = quiet)
 {
 	struct cx_fx fx;
-	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq_init_attr_ex sx = {
+		.attr = { .max_wr = 16, .max_sge = 1 }, .srq_type = IBV_SRQT_XRC,
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD,
+	};
 	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
 	struct ibv_qp_init_attr qa = {
 		.qp_type = IBV_QPT_UD,
@@ -87,8 +90,9 @@ Test(compat_errors, unsupported_objects, .init = quiet)
 	uint8_t buf[64];
 
 	cx_init_noqp(&fx);
+	sx.pd = fx.a.pd;
 	errno = 0;
-	cr_assert_null(ibv_create_srq(fx.a.pd, &sa));
+	cr_assert_null(ibv_create_srq_ex(fx.a.ctx, &sx), "XRC SRQ");
 	cr_assert_eq(errno, EOPNOTSUPP);
 	errno = 0;
 	cr_assert_null(ibv_create_ah(fx.a.pd, &aa));
