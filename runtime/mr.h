@@ -14,6 +14,7 @@ struct blue_pd {
 	unsigned int nmr;	/* MRs registered in it */
 	unsigned int nqp;	/* QPs created in it */
 	unsigned int nsrq;	/* SRQs created in it */
+	unsigned int nah;	/* address handles created in it */
 };
 
 /*

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Protection domains: a PD only groups MRs and QPs, so here it is two counters. */
+/* Protection domains: a PD only groups MRs, QPs and AHs, so here it is counters. */
 #include <errno.h>
 #include <stdlib.h>
 
@@ -34,9 +34,9 @@ int blue_dealloc_pd(struct blue_pd *pd)
 {
 	if (!pd)
 		return EINVAL;
-	if (pd->nmr || pd->nqp || pd->nsrq) {
-		blue__logf("dealloc_pd: %u MRs, %u QPs and %u SRQs still use the PD; destroy "
-			   "them first", pd->nmr, pd->nqp, pd->nsrq);
+	if (pd->nmr || pd->nqp || pd->nsrq || pd->nah) {
+		blue__logf("dealloc_pd: %u MRs, %u QPs, %u SRQs and %u AHs still use the PD; "
+			   "destroy them first", pd->nmr, pd->nqp, pd->nsrq, pd->nah);
 		return EBUSY;
 	}
 	pd->ctx->npd--;

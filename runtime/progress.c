@@ -203,6 +203,24 @@ int blue__qp_tx(struct blue_qp *qp, const struct blue_pkt *p)
 
 /* ---- RX ------------------------------------------------------------------------- */
 
+/*
+ * A frame for a UD QP: no peer to check the source against (a datagram QP hears from
+ * anyone who knows its QPN and Q_Key), and only the UD SEND opcodes (IBA 9.8.3; rxe's
+ * check_type_state). A CNP needs no answer from a QP that does no congestion control.
+ */
+static void rx_ud(struct blue_context *ctx, struct blue_qp *qp, const struct blue_frame *f,
+		  const struct blue_pkt *p)
+{
+	if (p->opcode != BLUE_OP_UD_SEND_ONLY && p->opcode != BLUE_OP_UD_SEND_ONLY_IMM) {
+		if (p->opcode == BLUE_OP_CNP)
+			ctx->eng.st.rx_cnp++;
+		else
+			ctx->eng.st.rx_wrong_transport++;
+		return;
+	}
+	blue__resp_ud_rx(qp, p, f->data + p->l3_off);
+}
+
 static void rx_frame(struct blue_context *ctx, const struct blue_frame *f)
 {
 	struct blue_engine_stats *st = &ctx->eng.st;
@@ -224,6 +242,10 @@ static void rx_frame(struct blue_context *ctx, const struct blue_frame *f)
 		st->rx_no_qp++;
 		return;
 	}
+	if (qp->type == BLUE_QPT_UD) {
+		rx_ud(ctx, qp, f, &p);
+		return;
+	}
 	/* a connected QP talks to one peer: anything else is not for it (rxe check_addr) */
 	if (p.saddr != qp->live->peer_ip) {
 		st->rx_bad_src++;
@@ -238,7 +260,7 @@ static void rx_frame(struct blue_context *ctx, const struct blue_frame *f)
 		blue__cc_cnp_rx(qp);
 		return;
 	}
-	if (p.opcode > BLUE_OP_RC_SEND_ONLY_INV) {	/* RC opcodes are 0x00-0x1f */
+	if (p.opcode > BLUE_OP_RC_SEND_ONLY_INV) {	/* RC opcodes are 0x00-0x1f; UD to RC too */
 		st->rx_wrong_transport++;
 		return;
 	}
@@ -374,10 +396,15 @@ int blue__progress(struct blue_context *ctx)
 	for (i = 0; i < nqp; i++, qp = qp->next ? qp->next : ctx->qps) {
 		struct blue_qp_ctx *live = qp->live;
 
-		blue__comp_run(qp, eng->now_ns);
-		blue__cc_run(qp, eng->now_ns);
-		blue__resp_tx(qp);
-		blue__req_run(qp);
+		if (qp->type == BLUE_QPT_UD) {
+			/* no ACKs, timers or congestion control: the requester only */
+			blue__req_ud_run(qp);
+		} else {
+			blue__comp_run(qp, eng->now_ns);
+			blue__cc_run(qp, eng->now_ns);
+			blue__resp_tx(qp);
+			blue__req_run(qp);
+		}
 		if (live->state == BLUE_QPS_ERR)
 			blue__qp_flush(qp);
 		live->outstanding = blue_ring_count(&qp->sq.ring);

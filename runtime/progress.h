@@ -39,7 +39,10 @@ struct blue_engine_stats {
 	uint64_t rx_malformed;	/* dropped: any other parse error */
 	uint64_t rx_no_qp;	/* dropped: no QP of this context owns the QPN */
 	uint64_t rx_bad_src;	/* dropped: not from the QP's connected peer */
-	uint64_t rx_wrong_transport; /* dropped: not an RC opcode */
+	uint64_t rx_wrong_transport; /* dropped: an opcode of another transport than the QP's */
+	uint64_t rx_bad_qkey;	/* UD, dropped: the DETH Q_Key is not the QP's (IBA 10.2.5) */
+	uint64_t rx_ud_no_wqe;	/* UD, dropped: no receive WQE posted (UD has no RNR) */
+	uint64_t tx_ud_too_long; /* UD sends over the MTU: completed unsent (C10-93.1.1) */
 	/* requests the responder refused, by reason (IBA 9.7.5: none is executed) */
 	uint64_t rx_dup;	/* behind the expected PSN: re-ACKed, replayed or dropped, not re-run */
 	uint64_t rx_seq_err;	/* ahead of the expected PSN (outside the window): NAK'd once */

@@ -101,6 +101,19 @@ static void live_clear(struct blue_qp_ctx *c)
 	c->owner_pid = owner;
 }
 
+/*
+ * A fresh context entry for @qp. A UD QP has no path to set: its messages are one
+ * packet of at most the port's active MTU (IBA C10-93.1.1), so that is its path MTU.
+ */
+static void live_init(struct blue_qp *qp)
+{
+	live_clear(qp->live);
+	qp->live->type = (uint8_t)qp->type;
+	qp->live->local_ip = qp->ctx->ip;
+	if (qp->type == BLUE_QPT_UD)
+		qp->live->path_mtu = (uint8_t)qp->ctx->active_mtu;
+}
+
 /* ---- create / destroy ------------------------------------------------------- */
 
 static int cap_check(const struct blue_qp_cap *c)
@@ -137,9 +150,9 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 		return NULL;
 	}
 	ctx = pd->ctx;
-	if (attr->qp_type != BLUE_QPT_RC) {
-		blue__logf("create_qp: QP type %d is not supported; only RC (%d) is",
-			   attr->qp_type, BLUE_QPT_RC);
+	if (attr->qp_type != BLUE_QPT_RC && attr->qp_type != BLUE_QPT_UD) {
+		blue__logf("create_qp: QP type %d is not supported; RC (%d) and UD (%d) are",
+			   attr->qp_type, BLUE_QPT_RC, BLUE_QPT_UD);
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -200,10 +213,9 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 		goto fail;
 	qp->qpn = qpn;
 	qp->live = &ctx->qp_tbl[blue_qpn_slot(qpn)];
-	live_clear(qp->live);
-	qp->live->type = BLUE_QPT_RC;
-	qp->live->local_ip = ctx->ip;
+	qp->type = attr->qp_type;
 	qp->ctx = ctx;		/* congestion control reads the link's speed from it */
+	live_init(qp);
 	blue__retx_reset(qp);
 	blue__cc_reset(qp);
 	err = blue_hal_flow_bind(ctx->sock, qpn);
@@ -348,14 +360,48 @@ static const struct qp_trans rc_trans[QPS_N][QPS_N] = {
 	},
 };
 
-static bool trans_valid(unsigned int cur, unsigned int next, struct qp_trans *t)
+/*
+ * The same for a UD QP (IBA 10.3.1, the kernel's qp_state_table for IB_QPT_UD): no
+ * peer, no path, no retries; the Q_Key at INIT and changeable later. A UD QP in RTR
+ * receives; in RTS it also sends, from SQ_PSN on.
+ */
+static const struct qp_trans ud_trans[QPS_N][QPS_N] = {
+	[BLUE_QPS_RESET] = {
+		[BLUE_QPS_RESET] = { .valid = true },
+		[BLUE_QPS_INIT] = { .valid = true,
+			.req = BLUE_QP_PKEY_INDEX | BLUE_QP_PORT | BLUE_QP_QKEY },
+	},
+	[BLUE_QPS_INIT] = {
+		[BLUE_QPS_INIT] = { .valid = true,
+			.opt = BLUE_QP_PKEY_INDEX | BLUE_QP_PORT | BLUE_QP_QKEY },
+		[BLUE_QPS_RTR] = { .valid = true, .opt = BLUE_QP_PKEY_INDEX | BLUE_QP_QKEY },
+	},
+	[BLUE_QPS_RTR] = {
+		[BLUE_QPS_RTS] = { .valid = true, .req = BLUE_QP_SQ_PSN,
+			.opt = BLUE_QP_CUR_STATE | BLUE_QP_QKEY },
+	},
+	[BLUE_QPS_RTS] = {
+		[BLUE_QPS_RTS] = { .valid = true, .opt = BLUE_QP_CUR_STATE | BLUE_QP_QKEY },
+		[BLUE_QPS_SQD] = { .valid = true },
+	},
+	[BLUE_QPS_SQD] = {
+		[BLUE_QPS_RTS] = { .valid = true, .opt = BLUE_QP_CUR_STATE | BLUE_QP_QKEY },
+		[BLUE_QPS_SQD] = { .valid = true, .opt = BLUE_QP_PKEY_INDEX | BLUE_QP_QKEY },
+	},
+	[BLUE_QPS_SQE] = {
+		[BLUE_QPS_RTS] = { .valid = true, .opt = BLUE_QP_CUR_STATE | BLUE_QP_QKEY },
+	},
+};
+
+static bool trans_valid(const struct blue_qp *qp, unsigned int cur, unsigned int next,
+			struct qp_trans *t)
 {
 	/* IBA 10.3.1: any state may go to RESET or ERROR, with no attributes */
 	if (next == BLUE_QPS_RESET || next == BLUE_QPS_ERR) {
 		*t = (struct qp_trans){ .valid = true };
 		return true;
 	}
-	*t = rc_trans[cur][next];
+	*t = qp->type == BLUE_QPT_UD ? ud_trans[cur][next] : rc_trans[cur][next];
 	return t->valid;
 }
 
@@ -367,6 +413,7 @@ static const char *attr_name(uint32_t bit)
 	case BLUE_QP_ACCESS_FLAGS:	return "BLUE_QP_ACCESS_FLAGS";
 	case BLUE_QP_PKEY_INDEX:	return "BLUE_QP_PKEY_INDEX";
 	case BLUE_QP_PORT:		return "BLUE_QP_PORT";
+	case BLUE_QP_QKEY:		return "BLUE_QP_QKEY";
 	case BLUE_QP_AV:		return "BLUE_QP_AV";
 	case BLUE_QP_PATH_MTU:		return "BLUE_QP_PATH_MTU";
 	case BLUE_QP_TIMEOUT:		return "BLUE_QP_TIMEOUT";
@@ -470,9 +517,7 @@ static bool qp_to_error(struct blue_qp *qp, const char *why);
 /* Back to a fresh RESET: queues emptied without completions (IBA 10.3.1). */
 static void qp_reset(struct blue_qp *qp)
 {
-	live_clear(qp->live);
-	qp->live->type = BLUE_QPT_RC;
-	qp->live->local_ip = qp->ctx->ip;
+	live_init(qp);
 	blue_ring_reset(&qp->sq.ring);
 	blue_ring_reset(&qp->rq.ring);
 	qp->rq_held = false;	/* a WQE held from an SRQ goes, as the QP's own do */
@@ -507,7 +552,7 @@ int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
 	if ((mask & BLUE_QP_CUR_STATE) && (unsigned int)attr->cur_qp_state != cur)
 		MODIFY_ERR(qp->qpn, "cur_qp_state says %s but the QP is in %s",
 			   blue__qp_state_str(attr->cur_qp_state), blue__qp_state_str(cur));
-	if (!trans_valid(cur, next, &t))
+	if (!trans_valid(qp, cur, next, &t))
 		MODIFY_ERR(qp->qpn, "%s -> %s is not a valid transition (IBA 10.3.1)",
 			   blue__qp_state_str(cur), blue__qp_state_str(next));
 	missing = t.req & ~mask;
@@ -541,6 +586,8 @@ int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
 	}
 	if (mask & BLUE_QP_PORT)
 		qp->port_num = attr->port_num;
+	if (mask & BLUE_QP_QKEY)
+		live->qkey = attr->qkey;
 	if (mask & BLUE_QP_MIN_RNR_TIMER)
 		qp->min_rnr_timer = attr->min_rnr_timer;
 	if (mask & BLUE_QP_MAX_DEST_RD_ATOMIC)
@@ -597,6 +644,7 @@ int blue_query_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask,
 	attr->rq_psn = live->rq_psn;
 	attr->sq_psn = live->sq_psn;
 	attr->dest_qp_num = live->peer_qpn;
+	attr->qkey = live->qkey;
 	attr->cap.max_send_wr = qp->sq.max_wr;
 	attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.max_wr;
 	attr->cap.max_send_sge = qp->sq.max_sge;
@@ -618,7 +666,7 @@ int blue_query_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask,
 		init_attr->recv_cq = qp->recv_cq;
 		init_attr->srq = qp->srq;
 		init_attr->cap = attr->cap;
-		init_attr->qp_type = BLUE_QPT_RC;
+		init_attr->qp_type = qp->type;
 		init_attr->sq_sig_all = qp->sq_sig_all;
 	}
 	return 0;

@@ -34,6 +34,7 @@ struct blue_qp {
 	void *qp_context;
 	struct blue_qp_ctx *live;	/* this QP's entry in the QP-context table */
 	uint32_t qpn;
+	enum blue_qp_type type;		/* BLUE_QPT_RC or BLUE_QPT_UD (live->type too) */
 	bool sq_sig_all;
 	struct blue_qp *next;		/* in ctx->qps */
 
@@ -122,6 +123,16 @@ int blue__qp_tx(struct blue_qp *qp, const struct blue_pkt *p) __attribute__((vis
 
 /* blue__cc_reset() - back to no congestion control with the default parameters. */
 void blue__cc_reset(struct blue_qp *qp) __attribute__((visibility("hidden")));
+
+/*
+ * UD (req_ud.c, resp_ud.c): blue__req_ud_run() sends what the send queue holds, one
+ * packet per WQE, and completes each as it leaves (return: packets queued);
+ * blue__resp_ud_rx() takes one UD request @p for this QP, whose frame's 20-byte IPv4
+ * header is at @ip_hdr (the receive buffer gets it in its GRH).
+ */
+int blue__req_ud_run(struct blue_qp *qp) __attribute__((visibility("hidden")));
+void blue__resp_ud_rx(struct blue_qp *qp, const struct blue_pkt *p, const uint8_t *ip_hdr)
+	__attribute__((visibility("hidden")));
 
 /* The state names for logs: "RESET", "INIT", ... */
 const char *blue__qp_state_str(unsigned int state) __attribute__((visibility("hidden")));

@@ -68,7 +68,7 @@ static bool fence_blocks(const struct blue_qp *qp, const struct blue_send_wqe *w
 }
 
 /* Every SGE the WQE names must be ours, in range, and writable if we will write it. */
-static bool local_keys_ok(struct blue_qp *qp, const struct blue_send_wqe *w)
+bool blue__req_keys_ok(struct blue_qp *qp, const struct blue_send_wqe *w)
 {
 	unsigned int need = (blue_op_is_read(w->opcode) || blue_op_is_atomic(w->opcode)) ?
 			    BLUE_ACCESS_LOCAL_WRITE : 0;
@@ -99,8 +99,8 @@ static bool local_keys_ok(struct blue_qp *qp, const struct blue_send_wqe *w)
  * registered memory when one SGE holds them all, else gathered into the engine's buffer.
  * Return: where the bytes are, or NULL (logged) if an SGE's key no longer covers them.
  */
-static const uint8_t *gather(struct blue_qp *qp, const struct blue_send_wqe *w,
-			     uint32_t off, uint32_t len)
+const uint8_t *blue__req_gather(struct blue_qp *qp, const struct blue_send_wqe *w,
+				uint32_t off, uint32_t len)
 {
 	const struct blue_sge *sge = blue_wqe_sges(w);
 	enum blue_mr_verdict v;
@@ -185,7 +185,7 @@ static int build_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, uint32_t
 	if (fl & BLUE_OPF_IMMDT)
 		p->imm = be32toh(w->imm_data);
 	if (paylen) {
-		p->payload = gather(qp, w, off, paylen);
+		p->payload = blue__req_gather(qp, w, off, paylen);
 		if (!p->payload)
 			return -EACCES;
 		p->payload_len = paylen;
@@ -341,7 +341,7 @@ int blue__req_run(struct blue_qp *qp)
 					break;
 				}
 			}
-			if (!local_keys_ok(qp, w)) {
+			if (!blue__req_keys_ok(qp, w)) {
 				/* a local protection error completes the WQE in error; the
 				 * completer reports it in order and moves the QP to ERROR (rxe) */
 				wqe_prot_err(e);

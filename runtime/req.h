@@ -7,6 +7,7 @@
 #ifndef BLUE_RUNTIME_REQ_H
 #define BLUE_RUNTIME_REQ_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct blue_qp;
@@ -74,6 +75,20 @@ void blue__req_rewind(struct blue_qp *qp) __attribute__((visibility("hidden")));
  */
 int blue__req_resend(struct blue_qp *qp, uint32_t idx, uint32_t psn, uint32_t npsn)
 	__attribute__((visibility("hidden")));
+
+struct blue_send_wqe;
+
+/*
+ * Shared with the UD requester (req_ud.c):
+ *  blue__req_keys_ok() - every SGE of @w is in an MR of the QP's PD, in range, with the
+ *                        rights the operation needs (logged when not);
+ *  blue__req_gather()  - the payload bytes [@off, @off + @len) of @w, translated through
+ *                        their MRs now, or NULL (logged).
+ */
+bool blue__req_keys_ok(struct blue_qp *qp, const struct blue_send_wqe *w)
+	__attribute__((visibility("hidden")));
+const uint8_t *blue__req_gather(struct blue_qp *qp, const struct blue_send_wqe *w,
+				uint32_t off, uint32_t len) __attribute__((visibility("hidden")));
 
 /* blue__req_reset() - forget all requester state (QP to RESET). */
 void blue__req_reset(struct blue_qp *qp) __attribute__((visibility("hidden")));

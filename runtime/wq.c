@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "runtime/ah.h"
 #include "runtime/log.h"
 #include "runtime/probes.h"
 #include "runtime/qp.h"
@@ -41,6 +42,30 @@ void blue__wq_fini(struct blue_wq *wq)
 	blue_ring_fini(&wq->ring);
 }
 
+/* A UD send (IBA 10.2.5 / 11.4.1.1): SEND or SEND with immediate, to an AH of this device. */
+static int ud_wr_check(const struct blue_qp *qp, const struct blue_send_wr *wr)
+{
+	const struct blue_ah *ah = wr->wr.ud.ah;
+
+	if (wr->opcode != BLUE_WR_SEND && wr->opcode != BLUE_WR_SEND_WITH_IMM) {
+		blue__logf("post_send: QP 0x%x is UD: opcode %d is not SEND (%d) or SEND with "
+			   "immediate (%d), the only operations UD has", qp->qpn, wr->opcode,
+			   BLUE_WR_SEND, BLUE_WR_SEND_WITH_IMM);
+		return EINVAL;
+	}
+	if (!ah || ah->pd->ctx != qp->ctx) {
+		blue__logf("post_send: QP 0x%x is UD: wr.ud.ah is %s", qp->qpn,
+			   ah ? "an address handle of another device context" : "NULL");
+		return EINVAL;
+	}
+	if (wr->wr.ud.remote_qpn > BLUE_QPN_MASK) {
+		blue__logf("post_send: QP 0x%x: remote_qpn 0x%x is not a 24-bit QPN", qp->qpn,
+			   wr->wr.ud.remote_qpn);
+		return EINVAL;
+	}
+	return 0;
+}
+
 static int send_wr_check(const struct blue_qp *qp, const struct blue_send_wr *wr,
 			 uint64_t *total)
 {
@@ -51,6 +76,8 @@ static int send_wr_check(const struct blue_qp *qp, const struct blue_send_wr *wr
 		blue__logf("post_send: QP 0x%x: unknown opcode %d", qp->qpn, wr->opcode);
 		return EINVAL;
 	}
+	if (qp->type == BLUE_QPT_UD && ud_wr_check(qp, wr))
+		return EINVAL;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge ||
 	    (wr->num_sge && !wr->sg_list)) {
 		blue__logf("post_send: QP 0x%x: %d SGEs, the QP was created for %u",
@@ -120,6 +147,16 @@ static void send_wqe_fill(const struct blue_qp *qp, struct blue_send_wqe *w,
 		break;
 	default:
 		break;
+	}
+	if (qp->type == BLUE_QPT_UD) {
+		const struct blue_ah *ah = wr->wr.ud.ah;
+
+		w->ud.dip = ah->dip;
+		memcpy(w->ud.dmac, ah->dmac, 6);
+		w->ud.tclass = ah->attr.traffic_class;
+		w->ud.hop_limit = ah->attr.hop_limit;
+		w->ud.dqpn = wr->wr.ud.remote_qpn;
+		w->ud.qkey = wr->wr.ud.remote_qkey;
 	}
 	if (wr->send_flags & BLUE_SEND_INLINE) {
 		/* the data is copied now: the application may reuse its buffer on return */

@@ -31,6 +31,15 @@ struct blue_send_wqe {
 	uint64_t compare_add;
 	uint64_t swap;
 	uint64_t post_ns;	/* CLOCK_MONOTONIC at post with diag on (latency), else 0 */
+	/* UD: the destination, copied from the AH at post (no pointer into the heap) */
+	struct {
+		uint32_t dip;		/* network order */
+		uint32_t dqpn;
+		uint32_t qkey;		/* as posted: the controlled Q_Key rule applies at send */
+		uint8_t dmac[6];
+		uint8_t tclass;
+		uint8_t hop_limit;
+	} ud;
 	/* then num_sge struct blue_sge, or length bytes of inline data */
 	uint8_t data[] __attribute__((aligned(16)));
 };

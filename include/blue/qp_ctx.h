@@ -136,7 +136,9 @@ struct blue_qp_ctx {
 	__u64	cnp_sent;	/* CNPs sent, answering CE-marked requests */
 	__u64	ecn_ce_rcvd;	/* packets received with ECN CE */
 	__u64	cc_cuts;	/* rate or window decreases */
-	__u64	reserved[4];	/* room to grow without changing the size */
+	__u32	ud_bad_qkey;	/* UD: requests dropped for a Q_Key not the QP's */
+	__u32	ud_no_wqe;	/* UD: requests dropped with no receive WQE posted */
+	__u64	reserved[3];	/* room to grow without changing the size */
 };
 
 _Static_assert(sizeof(struct blue_qp_ctx) == 256, "blue_qp_ctx layout changed");
