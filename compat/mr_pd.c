@@ -4,6 +4,11 @@
 #include <string.h>
 
 #include "compat/compat.h"
+#include "runtime/mr.h"
+
+_Static_assert((int)IBV_REREG_MR_CHANGE_TRANSLATION == (int)BLUE_REREG_TRANSLATION &&
+	       (int)IBV_REREG_MR_CHANGE_PD == (int)BLUE_REREG_PD &&
+	       (int)IBV_REREG_MR_CHANGE_ACCESS == (int)BLUE_REREG_ACCESS, "rereg flags");
 
 BV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
@@ -134,13 +139,50 @@ BV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, s
 	return bv_null(EOPNOTSUPP);
 }
 
+/*
+ * In place, keeping the keys (runtime/mr.h, blue__rereg_mr). rdma-core's answer on
+ * failure: IBV_REREG_MR_ERR_INPUT with errno for what the program asked wrongly.
+ */
 BV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 			   size_t length, int access)
 {
-	(void)mr; (void)flags; (void)pd; (void)addr; (void)length; (void)access;
-	bv_log("ibv_rereg_mr: not supported; deregister and register again");
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_INPUT;
+	struct bv_mr *m = (struct bv_mr *)mr;
+	struct bv_context *c;
+	int a = 0, err;
+
+	if (!mr || !flags || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != mr->context))) {
+		bv_log("ibv_rereg_mr: %s", !mr ? "mr is NULL" : !flags ? "flags are 0" :
+		       (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ? "unknown flags" :
+		       "the new PD is NULL or of another context");
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
+		a = bv_access(access, "ibv_rereg_mr");
+		if (a < 0) {
+			errno = -a;
+			return IBV_REREG_MR_ERR_INPUT;
+		}
+	}
+	c = bv_ctx(mr->context);
+	bv_lock(c);
+	/* the IBV_REREG_MR_CHANGE_* values are blue's (runtime/mr.h) */
+	err = blue__rereg_mr(m->bmr, (unsigned int)flags,
+			     (flags & IBV_REREG_MR_CHANGE_PD) ? bv_pd(pd)->bpd : NULL, addr,
+			     length, (unsigned int)a);
+	bv_unlock(c);
+	if (err) {
+		errno = err;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		mr->pd = pd;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		mr->addr = addr;
+		mr->length = length;
+	}
+	return 0;
 }
 
 BV_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)

@@ -76,3 +76,103 @@ Test(compat_pyverbs, create_qp_ex_with_no_create_flags, .init = quiet)
 	cr_assert_eq(errno, EOPNOTSUPP);
 	cx_fini(&fx);
 }
+
+/* An RDMA WRITE of @len bytes from A's buffer to @raddr/@rkey at B; its completion. */
+static enum ibv_wc_status write_to_b(struct cx_fx *fx, uint64_t raddr, uint32_t rkey,
+				     uint32_t len)
+{
+	struct ibv_sge sge = { (uintptr_t)fx->a.buf, len, fx->a.mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 5, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	}, *bad;
+	struct ibv_wc wc;
+
+	cr_assert_eq(ibv_post_send(fx->a.qp, &wr, &bad), 0);
+	cx_wait(fx, &fx->a, &wc);
+	cr_assert_eq(wc.wr_id, 5);
+	return wc.status;
+}
+
+/* test_mr.MRTest.test_mr_rereg_access(_bad_flow): the peer keeps the rkey it was given,
+ * so the keys stay; without remote write, the next WRITE is a remote access error */
+Test(compat_pyverbs, rereg_mr_access_keeps_the_keys, .init = quiet)
+{
+	struct cx_fx fx;
+	uint32_t lkey, rkey;
+
+	cx_init(&fx, 0);
+	lkey = fx.b.mr->lkey;
+	rkey = fx.b.mr->rkey;
+	memset(fx.a.buf, 0xa5, 64);
+	cr_assert_eq(write_to_b(&fx, (uintptr_t)fx.b.buf, rkey, 64), IBV_WC_SUCCESS);
+	cr_assert_eq(fx.b.buf[63], 0xa5);
+	cr_assert_eq(ibv_rereg_mr(fx.b.mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_LOCAL_WRITE), 0, "rereg: %s", strerror(errno));
+	cr_assert_eq(fx.b.mr->lkey, lkey);
+	cr_assert_eq(fx.b.mr->rkey, rkey);
+	memset(fx.a.buf, 0x5a, 64);
+	cr_assert_eq(write_to_b(&fx, (uintptr_t)fx.b.buf, rkey, 64), IBV_WC_REM_ACCESS_ERR);
+	cr_assert_eq(fx.b.buf[0], 0xa5, "the WRITE reached memory it may no longer write");
+	cx_fini(&fx);
+}
+
+/* test_mr.MRTest.test_mr_rereg_addr: the same rkey now names the new range */
+Test(compat_pyverbs, rereg_mr_translation_moves_the_range, .init = quiet)
+{
+	uint8_t *nbuf = calloc(1, 4096);
+	struct cx_fx fx;
+
+	cr_assert_not_null(nbuf);
+	cx_init(&fx, 0);
+	cr_assert_eq(ibv_rereg_mr(fx.b.mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, nbuf, 4096,
+				  0), 0, "rereg: %s", strerror(errno));
+	cr_assert_eq(fx.b.mr->addr, nbuf);
+	cr_assert_eq(fx.b.mr->length, 4096);
+	memset(fx.a.buf, 0x3c, 128);
+	cr_assert_eq(write_to_b(&fx, (uintptr_t)nbuf + 100, fx.b.mr->rkey, 128),
+		     IBV_WC_SUCCESS);
+	cr_assert_eq(nbuf[100], 0x3c);
+	cr_assert_eq(nbuf[227], 0x3c);
+	cr_assert_eq(fx.b.buf[100], 0, "the old range was written");
+	/* the old range is outside the MR now */
+	cr_assert_eq(write_to_b(&fx, (uintptr_t)fx.b.buf, fx.b.mr->rkey, 8),
+		     IBV_WC_REM_ACCESS_ERR);
+	cx_fini(&fx);
+	free(nbuf);
+}
+
+/* test_mr.MRTest.test_mr_rereg_pd: in another PD than the QP's, the MR is out of reach;
+ * back in the QP's PD it is reachable again; bad input changes nothing */
+Test(compat_pyverbs, rereg_mr_pd, .init = quiet)
+{
+	struct ibv_pd *npd;
+	struct cx_fx fx;
+
+	cx_init(&fx, 0);
+	npd = ibv_alloc_pd(fx.b.ctx);
+	cr_assert_not_null(npd);
+	errno = 0;
+	cr_assert_eq(ibv_rereg_mr(fx.b.mr, 0, NULL, NULL, 0, 0), IBV_REREG_MR_ERR_INPUT);
+	cr_assert_eq(errno, EINVAL);
+	errno = 0;
+	cr_assert_eq(ibv_rereg_mr(fx.b.mr, IBV_REREG_MR_CHANGE_PD, fx.a.pd, NULL, 0, 0),
+		     IBV_REREG_MR_ERR_INPUT, "a PD of another context");
+	cr_assert_eq(errno, EINVAL);
+	cr_assert_eq(ibv_rereg_mr(fx.b.mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_REMOTE_WRITE), IBV_REREG_MR_ERR_INPUT,
+		     "remote write without local write");
+	cr_assert_eq(ibv_rereg_mr(fx.b.mr, IBV_REREG_MR_CHANGE_PD, npd, NULL, 0, 0), 0);
+	cr_assert_eq(fx.b.mr->pd, npd);
+	cr_assert_eq(ibv_dealloc_pd(npd), EBUSY, "the MR is in it now");
+	cr_assert_eq(ibv_rereg_mr(fx.b.mr, IBV_REREG_MR_CHANGE_PD, fx.b.pd, NULL, 0, 0), 0);
+	cr_assert_eq(write_to_b(&fx, (uintptr_t)fx.b.buf, fx.b.mr->rkey, 8), IBV_WC_SUCCESS,
+		     "back in the QP's PD");
+	cr_assert_eq(ibv_rereg_mr(fx.b.mr, IBV_REREG_MR_CHANGE_PD, npd, NULL, 0, 0), 0);
+	cr_assert_eq(write_to_b(&fx, (uintptr_t)fx.b.buf, fx.b.mr->rkey, 8),
+		     IBV_WC_REM_ACCESS_ERR, "the MR's PD is not the QP's");
+	cr_assert_eq(ibv_rereg_mr(fx.b.mr, IBV_REREG_MR_CHANGE_PD, fx.b.pd, NULL, 0, 0), 0);
+	cr_assert_eq(ibv_dealloc_pd(npd), 0);
+	cx_fini(&fx);
+}
