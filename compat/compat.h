@@ -52,9 +52,6 @@
 /* Verbs-side messages go through libblue's logger ("libblue: ...", BLUE_LOG=0 mutes). */
 #define bv_log(...) blue__logf(__VA_ARGS__)
 
-/* Neither Mellanox (0x02c9) nor Amazon (0x1d0f): perftest then takes plain verbs. */
-#define BV_VENDOR_ID		0x0
-#define BV_VENDOR_PART_ID	0x0
 #define BV_MAX_DEVICES		32
 
 /*

@@ -22,8 +22,8 @@ static void fill_device_attr(struct bv_context *c, const struct blue_device_attr
 	a->sys_image_guid = c->bdev->guid;
 	a->max_mr_size = b->max_mr_size;
 	a->page_size_cap = 0xfffff000;	/* any 4 KiB multiple: blue does not pin pages */
-	a->vendor_id = BV_VENDOR_ID;
-	a->vendor_part_id = BV_VENDOR_PART_ID;
+	a->vendor_id = b->vendor_id;	/* libblue's, so the two APIs agree */
+	a->vendor_part_id = b->vendor_part_id;
 	a->hw_ver = 0;
 	a->max_qp = b->max_qp;
 	a->max_qp_wr = b->max_qp_wr;

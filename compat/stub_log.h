@@ -30,10 +30,12 @@ static inline void stub_notsup(atomic_flag *said, const char *lib, const char *f
 	errno = EOPNOTSUPP;
 }
 
-/* STUB_NOTSUP(lib, hint): stub_notsup() for the calling function, once per call site */
-#define STUB_NOTSUP(lib, hint) do {						\
+/* STUB_NOTSUP_AS(lib, fn, hint): stub_notsup() for call @fn, once per call site */
+#define STUB_NOTSUP_AS(lib, fn, hint) do {					\
 	static atomic_flag said_ = ATOMIC_FLAG_INIT;				\
-	stub_notsup(&said_, lib, __func__, hint);				\
+	stub_notsup(&said_, lib, fn, hint);					\
 } while (0)
+/* STUB_NOTSUP(lib, hint): the same for the calling function */
+#define STUB_NOTSUP(lib, hint) STUB_NOTSUP_AS(lib, __func__, hint)
 
 #endif /* BLUE_COMPAT_STUB_LOG_H */

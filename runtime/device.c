@@ -157,13 +157,25 @@ int blue_query_device(struct blue_context *ctx, struct blue_device_attr *attr)
 	return 0;
 }
 
+/*
+ * The ids a verbs program reads (ibv_devinfo's vendor_id, vendor_part_id). rdma-core's
+ * tests require a non-zero vendor_id (test_device.py), and programs pick vendor paths by
+ * it: Mellanox 0x02c9 (perftest, UCX: mlx5dv; rdma-core tests: mlx5), Amazon 0x1d0f
+ * (EFA), rxe 0xffffff; perftest's ib_dev_name() also matches Chelsio 0x1425, Intel
+ * 0x8086, 0x209b, 0x1f67, 0x1f0f, 0x1dd8 and, for any other vendor, a table of part ids,
+ * none of them 1. So: "BLU" in ASCII, which no such table holds and which cannot be an
+ * IEEE-assigned OUI (0x42 has the locally-administered bit set), and device rev 1.
+ */
+#define BLUE_VENDOR_ID		0x424c55
+#define BLUE_VENDOR_PART_ID	1
+
 void blue__device_attr(struct blue_device_attr *attr, const char *hal_name)
 {
 	memset(attr, 0, sizeof(*attr));
 	snprintf(attr->fw_ver, sizeof(attr->fw_ver), "blue 0.1 (%s)", hal_name);
 	attr->max_mr_size = BLUE_MAX_MR_SIZE;
-	attr->vendor_id = 0;
-	attr->vendor_part_id = 0;
+	attr->vendor_id = BLUE_VENDOR_ID;
+	attr->vendor_part_id = BLUE_VENDOR_PART_ID;
 	attr->max_qp = BLUE_MAX_QP - 2;	/* slots 0 and 1 would make QPN 0 and 1 */
 	attr->max_qp_wr = BLUE_MAX_QP_WR;
 	attr->max_sge = BLUE_MAX_SGE;

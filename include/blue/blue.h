@@ -142,8 +142,8 @@ enum blue_qp_attr_mask {
 struct blue_device_attr {
 	char fw_ver[64];
 	uint64_t max_mr_size;
-	uint32_t vendor_id;
-	uint32_t vendor_part_id;
+	uint32_t vendor_id;		/* 0x424c55, "BLU" (runtime/device.c says why) */
+	uint32_t vendor_part_id;	/* 1: blue's device rev */
 	int max_qp;
 	int max_qp_wr;
 	int max_sge;

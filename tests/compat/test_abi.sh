@@ -9,11 +9,12 @@
 #
 # Test functions:
 #   test_abi_libibverbs test_abi_librdmacm test_abi_libmlx5 test_abi_libefa
-#   test_load_pyverbs
+#   test_stubs_fail_cleanly
+#   test_load_pyverbs test_load_ucx test_load_fi_info
 # shellcheck source=tests/lib/compat.sh
 source tests/lib/compat.sh
 
-ABI_LIB=$PWD/$B/compat
+ABI_LIB=${ABI_LIB:-$PWD/$B/compat}	# or another build of the four: ABI_LIB=DIR
 ABI_SYS=${ABI_SYS:-/usr/lib/x86_64-linux-gnu}
 
 # _abi_set LIB: one line per version node ("node VER") and per defined symbol
@@ -41,6 +42,85 @@ abi_check() {
 
 test_abi_libibverbs() { abi_check libibverbs.so.1; }
 test_abi_librdmacm() { abi_check librdmacm.so.1; }
+test_abi_libmlx5() { abi_check libmlx5.so.1; }
+test_abi_libefa() { abi_check libefa.so.1; }
+
+# What the new symbols answer, called at their versions (dlvsym) through ctypes: the
+# old and the provider-facing calls fail cleanly, with errno and one line naming the
+# call; mlx5dv_is_supported() says no; the rate table answers.
+test_stubs_fail_cleanly() {
+	local out
+	compat_env "$ABI_LIB"
+	out=$("${COMPAT_ENV[@]}" /usr/bin/python3 - "$ABI_LIB" 2>&1 <<'PY'
+import ctypes, errno, sys
+lib = sys.argv[1]
+libc = ctypes.CDLL(None)
+libc.dlvsym.restype = ctypes.c_void_p
+libc.dlvsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
+
+def at(dll, name, ver, restype, *argtypes):
+    addr = libc.dlvsym(dll._handle, name.encode(), ver.encode())
+    assert addr, "%s@%s is not defined" % (name, ver)
+    return ctypes.CFUNCTYPE(restype, *argtypes, use_errno=True)(addr)
+
+def fails(what, f, want, *args):
+    ctypes.set_errno(0)
+    got = f(*args)
+    assert got == want, "%s returned %r, want %r" % (what, got, want)
+    assert ctypes.get_errno() == errno.EOPNOTSUPP, "%s: errno %d" % (what, ctypes.get_errno())
+
+ibv = ctypes.CDLL(lib + "/libibverbs.so.1")
+n = ctypes.c_int(7)
+fails("ibv_get_device_list@IBVERBS_1.0",
+      at(ibv, "ibv_get_device_list", "IBVERBS_1.0", ctypes.c_void_p,
+         ctypes.POINTER(ctypes.c_int)), None, ctypes.byref(n))
+assert n.value == 0, "1.0 device count %d" % n.value
+fails("ibv_open_device@IBVERBS_1.0",
+      at(ibv, "ibv_open_device", "IBVERBS_1.0", ctypes.c_void_p, ctypes.c_void_p), None, None)
+fails("ibv_cmd_alloc_pd", at(ibv, "ibv_cmd_alloc_pd", "IBVERBS_PRIVATE_34", ctypes.c_int),
+      errno.EOPNOTSUPP)
+fails("ibv_import_device", at(ibv, "ibv_import_device", "IBVERBS_1.10", ctypes.c_void_p,
+      ctypes.c_int), None, 3)
+rate = at(ibv, "ibv_rate_to_mbps", "IBVERBS_1.1", ctypes.c_int, ctypes.c_int)
+mbps = at(ibv, "mbps_to_ibv_rate", "IBVERBS_1.1", ctypes.c_int, ctypes.c_int)
+assert rate(11) == 14062 and rate(2) == 2500 and rate(0) == 0, "ibv_rate_to_mbps"
+assert mbps(25781) == 15 and mbps(1234) == 0, "mbps_to_ibv_rate"
+
+cm = ctypes.CDLL(lib + "/librdmacm.so.1")
+fails("rdma_get_devices", at(cm, "rdma_get_devices", "RDMACM_1.0", ctypes.c_void_p,
+      ctypes.POINTER(ctypes.c_int)), None, ctypes.byref(n))
+fails("rdma_establish", at(cm, "rdma_establish", "RDMACM_1.2", ctypes.c_int,
+      ctypes.c_void_p), -1, None)
+fails("rsocket", at(cm, "rsocket", "RDMACM_1.0", ctypes.c_int, ctypes.c_int, ctypes.c_int,
+      ctypes.c_int), -1, 2, 1, 0)
+
+mlx5 = ctypes.CDLL(lib + "/libmlx5.so.1")
+sup = at(mlx5, "mlx5dv_is_supported", "MLX5_1.8", ctypes.c_bool, ctypes.c_void_p)
+assert sup(None) is False, "mlx5dv_is_supported said yes"
+for ver in ("MLX5_1.0", "MLX5_1.2"):
+    fails("mlx5dv_init_obj@" + ver, at(mlx5, "mlx5dv_init_obj", ver, ctypes.c_int,
+          ctypes.c_void_p, ctypes.c_uint64), errno.EOPNOTSUPP, None, 0)
+fails("mlx5dv_devx_obj_create", at(mlx5, "mlx5dv_devx_obj_create", "MLX5_1.7",
+      ctypes.c_void_p, ctypes.c_void_p), None, None)
+
+efa = ctypes.CDLL(lib + "/libefa.so.1")
+fails("efadv_query_device", at(efa, "efadv_query_device", "EFA_1.1", ctypes.c_int,
+      ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint32), errno.EOPNOTSUPP, None, None, 0)
+fails("efadv_create_cq", at(efa, "efadv_create_cq", "EFA_1.2", ctypes.c_void_p,
+      ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint32), None,
+      None, None, None, 0)
+print("stubs: ok")
+PY
+) || { echo "$out"; fail "a stub misbehaved"; }
+	echo "$out"
+	grep -q "stubs: ok" <<<"$out" || fail "the stub checks did not finish"
+	# each refusal is said once, naming the call at its version
+	for call in "ibv_get_device_list@IBVERBS_1.0" "ibv_cmd_alloc_pd" "ibv_import_device" \
+		    "rdma_get_devices()" "rsocket()" "mlx5dv_init_obj()" "efadv_create_cq()"; do
+		[ "$(grep -cF "$call" <<<"$out")" -eq 1 ] || fail "no one line naming $call"
+	done
+	! grep -q "mlx5dv_is_supported" <<<"$out" || fail "mlx5dv_is_supported() complained"
+}
 
 # pyverbs (python3-pyverbs) links libibverbs and librdmacm with versioned imports
 # (ibv_import_dm@IBVERBS_1.13, RDMACM_1.1..1.3); the import fails if one is missing.
@@ -53,4 +133,38 @@ test_load_pyverbs() {
 		{ echo "$out"; fail "pyverbs does not import over blue's libraries"; }
 	echo "$out"
 	grep -q "pyverbs loads" <<<"$out" || fail "pyverbs: $out"
+}
+
+# UCX's IB transports are one module, libuct_ib.so, linked against libibverbs and
+# libmlx5 with versioned imports (MLX5_1.1, 1.2, 1.8, 1.11): if one is missing, the
+# module's dlopen fails and UCX drops it without a word unless UCX_MODULE_LOG_LEVEL
+# says so ("dlopen('.../libuct_ib.so.0') failed: ... version `MLX5_1.2' not found").
+test_load_ucx() {
+	local out
+	command -v ucx_info >/dev/null || skip "ucx_info is not installed (ucx-utils)"
+	compat_env "$ABI_LIB"
+	out=$("${COMPAT_ENV[@]}" UCX_MODULE_LOG_LEVEL=debug UCX_LOG_LEVEL=debug \
+		timeout 60 ucx_info -v 2>&1) || { echo "$out"; fail "ucx_info -v failed"; }
+	grep -q "^# Version" <<<"$out" || { echo "$out"; fail "ucx_info -v printed no version"; }
+	out=$("${COMPAT_ENV[@]}" UCX_MODULE_LOG_LEVEL=debug UCX_LOG_LEVEL=debug \
+		timeout 60 ucx_info -d 2>&1) || { echo "$out"; fail "ucx_info -d failed"; }
+	grep -E "module|dlopen" <<<"$out" | sed -E 's/^\[[^]]*\] +//'
+	if grep -qE "dlopen\(.*failed|version .* not found|undefined symbol" <<<"$out"; then
+		fail "ucx_info -d: a UCX module does not load over blue's libraries"
+	fi
+	grep -qE "loaded .*/libuct_ib\.so" <<<"$out" || fail "UCX did not load its ib module"
+}
+
+# libfabric (fi_info, libfabric-bin) links librdmacm and libefa, needing RDMACM_1.2 and
+# EFA_1.2; without them the dynamic loader stops fi_info before main.
+test_load_fi_info() {
+	local out
+	command -v fi_info >/dev/null || skip "fi_info is not installed (libfabric-bin)"
+	compat_env "$ABI_LIB"
+	out=$("${COMPAT_ENV[@]}" timeout 60 fi_info -l 2>&1) ||
+		{ echo "$out"; fail "fi_info -l failed over blue's libraries"; }
+	echo "$out" | head -20
+	! grep -qE "version .* not found|symbol lookup error" <<<"$out" ||
+		fail "fi_info: the loader refused blue's libraries"
+	grep -qE "^[a-z_0-9]+:$" <<<"$out" || fail "fi_info -l listed no provider"
 }

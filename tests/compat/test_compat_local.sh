@@ -170,6 +170,8 @@ test_devinfo() {
 	grep -qE "link_layer:[[:space:]]+Ethernet" <<<"$out" || fail "link_layer is not Ethernet"
 	grep -qE "board_id:[[:space:]]+blue_$IF_A$" <<<"$out" || fail "no board_id"
 	grep -qE "GID\[ +0\]:[[:space:]]+fe80:" <<<"$out" || fail "GID[0] is not link-local"
+	grep -qE "vendor_id:[[:space:]]+0x424c55$" <<<"$out" || fail "vendor_id is not 0x424c55"
+	grep -qE "vendor_part_id:[[:space:]]+1$" <<<"$out" || fail "vendor_part_id is not 1"
 	out=$(ns_exec "$NS_A" "${COMPAT_ENV[@]}" ibv_devinfo -d nosuchdev 2>&1) &&
 		fail "ibv_devinfo -d nosuchdev succeeded"
 	grep -q "wasn't found" <<<"$out" || fail "ibv_devinfo -d nosuchdev: $out"

@@ -36,6 +36,9 @@ Test(compat_errors, queries, .init = quiet)
 	/* perftest takes mlx5dv/efadv only on Mellanox (0x2c9) or Amazon (0x1d0f) */
 	cr_assert_neq(da.vendor_id, 0x2c9);
 	cr_assert_neq(da.vendor_id, 0x1d0f);
+	/* libblue's ids, as blue_query_device() gives them (test_rc_objects) */
+	cr_assert_eq(da.vendor_id, 0x424c55, "vendor_id 0x%x", da.vendor_id);
+	cr_assert_eq(da.vendor_part_id, 1, "vendor_part_id %u", da.vendor_part_id);
 	cr_assert_eq(da.phys_port_cnt, 1);
 	cr_assert_eq(da.atomic_cap, IBV_ATOMIC_HCA);
 	cr_assert_eq(ibv_query_device_ex(fx.a.ctx, NULL, &dx), 0);

@@ -32,6 +32,9 @@ Test(rc_objects, device_port_and_gids)
 
 	rc_fx_init_noqp(&fx, NULL);
 	cr_assert_eq(blue_query_device(fx.a.ctx, &da), 0);
+	/* "BLU", no assigned vendor's id; device rev 1 (rdma-core's tests want non-zero) */
+	cr_assert_eq(da.vendor_id, 0x424c55, "vendor_id 0x%x", da.vendor_id);
+	cr_assert_eq(da.vendor_part_id, 1, "vendor_part_id %u", da.vendor_part_id);
 	cr_assert_eq(da.phys_port_cnt, 1);
 	cr_assert_gt(da.max_qp, 1000);
 	cr_assert_eq(da.atomic_cap, 1);
