@@ -259,6 +259,23 @@ static inline int bv_ret(int err)
 	return err;
 }
 
+/*
+ * bv_mixed() - whether @what (an object of context @theirs) is refused for an object of
+ * @ours: verbs has a QP's PD and CQs, and a CQ's channel, in the QP's (CQ's) own context.
+ * Two contexts of one device share one libblue context, which would take them, so the
+ * check is here. Says so, naming @who and @what, and sets errno EINVAL when refused.
+ */
+static inline bool bv_mixed(const struct ibv_context *ours, const struct ibv_context *theirs,
+			    const char *who, const char *what)
+{
+	if (ours == theirs)
+		return false;
+	bv_log("%s: %s belongs to another verbs context (ibv_open_device() gave each its "
+	       "own; objects of one context do not mix with another's)", who, what);
+	errno = EINVAL;
+	return true;
+}
+
 /* A NULL return with errno @err, as the calls returning a pointer fail. */
 static inline void *bv_null(int err)
 {

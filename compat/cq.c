@@ -220,6 +220,9 @@ static struct ibv_cq_ex *bv_create_cq_ex(struct ibv_context *context,
 		       attr->comp_vector, context->num_comp_vectors);
 		return bv_null(EINVAL);
 	}
+	if (attr->channel && bv_mixed(context, attr->channel->context, "ibv_create_cq",
+				      "the completion channel"))
+		return NULL;
 	cq = bv_obj_new(sizeof(*cq));
 	if (!cq)
 		return NULL;

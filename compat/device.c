@@ -246,8 +246,9 @@ static struct bv_context *context_new(struct bv_device *d, const struct blue_net
 	ctx = &c->vctx.context;
 	ctx->device = &d->dev;
 	/*
-	 * rdma-core's uverbs fd; blue sends no commands to a kernel, but programs dup()
-	 * it to hand the context to ibv_import_device(), which then says EOPNOTSUPP
+	 * no kernel command channel, but an open descriptor of the context's own: programs
+	 * dup it to hand the context on (rdma-core's test_shared_pd, before
+	 * ibv_import_device); -1 fails their dup
 	 */
 	ctx->cmd_fd = eventfd(0, EFD_CLOEXEC);
 	ctx->async_fd = eventfd(0, EFD_CLOEXEC);	/* readable while c->async holds events */

@@ -88,6 +88,10 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 		bv_log("ibv_create_qp: %s is NULL", a->send_cq ? "recv_cq" : "send_cq");
 		return bv_null(EINVAL);
 	}
+	if (bv_mixed(context, a->pd->context, "ibv_create_qp", "the PD") ||
+	    bv_mixed(context, a->send_cq->context, "ibv_create_qp", "send_cq") ||
+	    bv_mixed(context, a->recv_cq->context, "ibv_create_qp", "recv_cq"))
+		return NULL;
 	q = bv_obj_new(sizeof(*q));
 	if (!q)
 		return NULL;

@@ -137,6 +137,7 @@ int blue_close_device(struct blue_context *ctx)
 		return EBUSY;
 	}
 	blue__tx_flush(ctx);
+	blue__loopback_fini(ctx);
 	blue__obs_close(ctx);
 	blue_hal_sock_close(ctx->sock);
 	if (ctx->owns_hal)
@@ -371,6 +372,11 @@ int blue__resolve_neigh(struct blue_context *ctx, uint32_t ip, uint8_t mac[6])
 	char ipstr[INET_ADDRSTRLEN];
 	unsigned int i;
 
+	/* our own address: the frames loop back in the engine, no ARP (rxe_loopback) */
+	if (ip == ctx->ip) {
+		memcpy(mac, ctx->mac, 6);
+		return 0;
+	}
 	for (i = 0; i < ctx->nneigh; i++) {
 		if (ctx->neigh[i].ip == ip) {
 			memcpy(mac, ctx->neigh[i].mac, 6);

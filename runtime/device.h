@@ -13,6 +13,7 @@
 #include <blue/blue.h>
 #include "afxdp_hal/hal.h"
 #include "runtime/events.h"
+#include "runtime/loopback.h"
 #include "runtime/mr.h"
 #include "runtime/obs.h"
 #include "runtime/progress.h"
@@ -74,6 +75,7 @@ struct blue_context {
 	uint64_t timer_set_ns;		/* what it is armed for (0: disarmed) */
 
 	struct blue_engine eng;
+	struct blue_loopback lb;	/* frames to ourselves, for the next pass */
 	struct blue_obs obs;		/* dev_stats and the diag switch (obs.h) */
 	struct blue_events events;	/* asynchronous events (events.h) */
 };
@@ -114,7 +116,8 @@ void blue__neigh_put(struct blue_context *ctx, uint32_t ip)
 	__attribute__((visibility("hidden")));
 
 /*
- * blue__resolve_neigh() - the MAC for @ip: a static entry, else the kernel neighbour
+ * blue__resolve_neigh() - the MAC for @ip: the context's own for its own address
+ * (loopback: a QP connected to another QP of this device), a static entry, else the kernel neighbour
  * table (/proc/net/arp) on the context's netdev; when that has no complete entry, a
  * datagram to @ip's discard port makes the kernel ARP for it, and the table is read
  * again for up to a second. @ip must be on the netdev's link (no next-hop lookup).

@@ -20,6 +20,7 @@
 #include "runtime/device.h"
 #include "runtime/events.h"
 #include "runtime/log.h"
+#include "runtime/loopback.h"
 #include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
@@ -147,12 +148,22 @@ int blue__tx_pkt(struct blue_context *ctx, const struct blue_pkt *p)
 	if (p->opcode != BLUE_OP_RC_ACKNOWLEDGE ||
 	    (p->aeth.syndrome & BLUE_AETH_TYPE_MASK) != BLUE_AETH_ACK)
 		eng->pass_other++;
-	if (eng->ndack && (blue_opcode_flags(p->opcode) & BLUE_OPF_RESPONSE))
-		dack_release(ctx);
-	eng->batch[eng->nbatch++] = *f;
 	eng->nstash--;
 	eng->budget--;
 	eng->st.tx_frames++;
+	/* for this device itself (a QP connected to one of ours): received next pass */
+	if (blue__loopback_dst(ctx, p)) {
+		if (blue__loopback_push(&ctx->lb, f)) {
+			blue_hal_tx_free(ctx->hal, f, 1);
+			eng->st.tx_dropped++;
+		} else {
+			eng->st.tx_loopback++;
+		}
+		return 0;
+	}
+	if (eng->ndack && (blue_opcode_flags(p->opcode) & BLUE_OPF_RESPONSE))
+		dack_release(ctx);
+	eng->batch[eng->nbatch++] = *f;
 	if (eng->nbatch == BLUE_TX_BATCH)
 		tx_submit(ctx);
 	return 0;
@@ -221,7 +232,7 @@ static void rx_ud(struct blue_context *ctx, struct blue_qp *qp, const struct blu
 	blue__resp_ud_rx(qp, p, f->data + p->l3_off);
 }
 
-static void rx_frame(struct blue_context *ctx, const struct blue_frame *f)
+void blue__rx_frame(struct blue_context *ctx, const struct blue_frame *f)
 {
 	struct blue_engine_stats *st = &ctx->eng.st;
 	struct blue_qp *qp;
@@ -300,7 +311,7 @@ static unsigned int rx_drain(struct blue_context *ctx)
 		for (i = 0; i < n; i++) {
 			if (i + 1 < n)
 				rx_prefetch(&f[i + 1]);
-			rx_frame(ctx, &f[i]);
+			blue__rx_frame(ctx, &f[i]);
 		}
 		blue_hal_rx_release(ctx->hal, f, (unsigned int)n);
 		got += (unsigned int)n;
@@ -381,6 +392,8 @@ int blue__progress(struct blue_context *ctx)
 	blue__events_port_check(ctx, eng->now_ns);	/* one ioctl per 100 ms at most */
 
 	got = rx_drain(ctx);
+	/* what the last pass sent to this device itself, before this pass sends more */
+	got += blue__loopback_drain(ctx);
 	/*
 	 * The TX budget is shared, so the walk starts one QP further on each pass: from a
 	 * fixed head, QPs at the tail of a long list starved behind a READ backlog for

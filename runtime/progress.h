@@ -51,7 +51,8 @@ struct blue_engine_stats {
 	uint64_t rx_op_err;	/* NAK remote operational error */
 	uint64_t tx_frames;
 	uint64_t tx_no_frame;	/* a send waited: frame pool or pass budget empty */
-	uint64_t tx_dropped;	/* built but refused by a full TX ring */
+	uint64_t tx_dropped;	/* built but refused by a full TX ring (or loopback queue) */
+	uint64_t tx_loopback;	/* sent to this device itself: looped back (loopback.h) */
 	uint64_t ack_deferred;	/* ACK-only doorbells held over to the next pass */
 	/* congestion control on the wire (runtime/cc_wire.h) */
 	uint64_t tx_paced;	/* a request the pacing gate held for a later pass */
@@ -97,13 +98,22 @@ uint64_t blue__now_ns(void) BLUE_HIDDEN;
 int blue__progress(struct blue_context *ctx) BLUE_HIDDEN;
 
 /*
+ * blue__rx_frame() - parse one received frame and hand it to its QP's responder or
+ * completer; a bad frame is dropped and counted. @f stays the caller's.
+ * Locking: the context's thread only.
+ */
+void blue__rx_frame(struct blue_context *ctx, const struct blue_frame *f) BLUE_HIDDEN;
+
+/*
  * blue__tx_room() - whether one more frame may be sent in this pass (budget, frames).
  * A sender checks this before it commits state for a packet.
  */
 bool blue__tx_room(struct blue_context *ctx) BLUE_HIDDEN;
 
 /*
- * blue__tx_pkt() - build @p into a frame and queue it for this pass's doorbell.
+ * blue__tx_pkt() - build @p into a frame and queue it for this pass's doorbell; a frame
+ * for this context's own IP and MAC goes to the loopback queue instead, for the next
+ * pass's receive (loopback.h). Every frame the engine sends passes here.
  * Return: 0, -EAGAIN when no frame or budget is left this pass (nothing was consumed),
  * or another -errno when @p does not build (a bug: logged).
  */

@@ -12,6 +12,7 @@ pkgs=(
   ibverbs-providers libibverbs-dev perftest cpio xz-utils kmod
   bpftrace gnuplot-nox
   librdmacm-dev
+  python3-pyverbs
 )
 missing=()
 for p in "${pkgs[@]}"; do

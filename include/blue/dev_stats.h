@@ -113,7 +113,8 @@ struct blue_dev_engine {
 	__u64	tx_frames;
 	__u64	tx_no_frame;
 	__u64	tx_dropped;
-	__u64	reserved[8];
+	__u64	tx_loopback;	/* frames to this device itself, looped back in the engine */
+	__u64	reserved[7];
 };
 
 struct blue_dev_stats {

@@ -31,6 +31,16 @@ void rc_opts_default(struct rc_opts *o)
 	o->cqe = 256;
 }
 
+/* @s's PD and CQs on its context. */
+static void side_objects(struct rc_side *s, const struct rc_opts *o)
+{
+	s->pd = blue_alloc_pd(s->ctx);
+	cr_assert_not_null(s->pd);
+	s->scq = blue_create_cq(s->ctx, o->cqe, NULL, NULL, 0);
+	s->rcq = blue_create_cq(s->ctx, o->cqe, NULL, NULL, 0);
+	cr_assert(s->scq && s->rcq);
+}
+
 static void side_open(struct rc_side *s, struct blue_hal *hal, uint8_t last,
 		      const struct rc_opts *o)
 {
@@ -41,11 +51,32 @@ static void side_open(struct rc_side *s, struct blue_hal *hal, uint8_t last,
 	s->ip = htonl(0x0ac90000u | last);	/* 10.201.0.x: never leaves the process */
 	s->ctx = blue_open_device_hal(hal, s->mac, s->ip);
 	cr_assert_not_null(s->ctx, "open_device_hal");
-	s->pd = blue_alloc_pd(s->ctx);
-	cr_assert_not_null(s->pd);
-	s->scq = blue_create_cq(s->ctx, o->cqe, NULL, NULL, 0);
-	s->rcq = blue_create_cq(s->ctx, o->cqe, NULL, NULL, 0);
-	cr_assert(s->scq && s->rcq);
+	side_objects(s, o);
+}
+
+void rc_fx_init_self_noqp(struct rc_fx *fx, const struct rc_opts *o)
+{
+	memset(fx, 0, sizeof(*fx));
+	if (o)
+		fx->o = *o;
+	else
+		rc_opts_default(&fx->o);
+	fx->self = true;
+	cr_assert_eq(blue_hal_loopback_pair(&fx->a.hal, &fx->b.hal), 0, "loopback pair");
+	side_open(&fx->a, fx->a.hal, 1, &fx->o);
+	fx->b.ctx = fx->a.ctx;
+	memcpy(fx->b.mac, fx->a.mac, 6);
+	fx->b.ip = fx->a.ip;
+	side_objects(&fx->b, &fx->o);
+}
+
+void rc_fx_init_self(struct rc_fx *fx, const struct rc_opts *o)
+{
+	rc_fx_init_self_noqp(fx, o);
+	rc_qp_create(fx, &fx->a);
+	rc_qp_create(fx, &fx->b);
+	rc_qp_connect(fx, &fx->a, &fx->b, fx->o.sq_psn_a, fx->o.sq_psn_b);
+	rc_qp_connect(fx, &fx->b, &fx->a, fx->o.sq_psn_b, fx->o.sq_psn_a);
 }
 
 void rc_fx_init_noqp(struct rc_fx *fx, const struct rc_opts *o)
@@ -88,6 +119,12 @@ struct blue_qp *rc_qp_create(struct rc_fx *fx, struct rc_side *s)
 void rc_qp_connect(struct rc_fx *fx, struct rc_side *s, struct rc_side *peer, uint32_t sq_psn,
 		   uint32_t rq_psn)
 {
+	rc_qp_connect_qpn(fx, s, peer, blue_qp_num(peer->qp), sq_psn, rq_psn);
+}
+
+void rc_qp_connect_qpn(struct rc_fx *fx, struct rc_side *s, struct rc_side *peer,
+		       uint32_t dqpn, uint32_t sq_psn, uint32_t rq_psn)
+{
 	struct blue_qp_attr a;
 
 	memset(&a, 0, sizeof(a));
@@ -101,7 +138,7 @@ void rc_qp_connect(struct rc_fx *fx, struct rc_side *s, struct rc_side *peer, ui
 	memset(&a, 0, sizeof(a));
 	a.qp_state = BLUE_QPS_RTR;
 	a.path_mtu = fx->o.mtu;
-	a.dest_qp_num = blue_qp_num(peer->qp);
+	a.dest_qp_num = dqpn;
 	a.rq_psn = rq_psn;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = fx->o.min_rnr_timer;
@@ -134,13 +171,18 @@ void rc_fx_init(struct rc_fx *fx, const struct rc_opts *o)
 	rc_qp_connect(fx, &fx->b, &fx->a, fx->o.sq_psn_b, fx->o.sq_psn_a);
 }
 
-static void side_close(struct rc_side *s)
+static void side_objects_close(struct rc_side *s)
 {
 	if (s->qp)
 		cr_assert_eq(blue_destroy_qp(s->qp), 0);
 	cr_assert_eq(blue_destroy_cq(s->scq), 0);
 	cr_assert_eq(blue_destroy_cq(s->rcq), 0);
 	cr_assert_eq(blue_dealloc_pd(s->pd), 0);
+}
+
+static void side_close(struct rc_side *s)
+{
+	side_objects_close(s);
 	cr_assert_eq(blue_close_device(s->ctx), 0);
 	blue_hal_destroy(s->hal);
 }
@@ -149,6 +191,13 @@ void rc_fx_fini(struct rc_fx *fx)
 {
 	blue_hal_loopback_set_filter(fx->a.hal, NULL, NULL);
 	blue_hal_loopback_set_filter(fx->b.hal, NULL, NULL);
+	if (fx->self) {
+		/* b's objects first: the context (a's) closes with a */
+		side_objects_close(&fx->b);
+		blue_hal_destroy(fx->b.hal);
+		side_close(&fx->a);
+		return;
+	}
 	side_close(&fx->a);
 	side_close(&fx->b);
 }
@@ -156,7 +205,8 @@ void rc_fx_fini(struct rc_fx *fx)
 void rc_progress(struct rc_fx *fx)
 {
 	blue__progress(fx->a.ctx);
-	blue__progress(fx->b.ctx);
+	if (!fx->self)
+		blue__progress(fx->b.ctx);
 }
 
 int rc_poll(struct rc_fx *fx, struct blue_cq *cq, struct blue_wc *wc, int n, int timeout_ms)

@@ -43,6 +43,7 @@ struct rc_opts {
 struct rc_fx {
 	struct rc_side a, b;
 	struct rc_opts o;
+	bool self;		/* rc_fx_init_self: b is a second QP of a's context */
 };
 
 /* Defaults: PSNs 0x100/0x200, timeout 12 (~17 ms), retry 7, rnr 7, MTU 1024, all rights. */
@@ -53,6 +54,15 @@ void rc_fx_init(struct rc_fx *fx, const struct rc_opts *o);
 /* Everything destroyed; asserts each destroy succeeds. */
 void rc_fx_fini(struct rc_fx *fx);
 
+/*
+ * One context, two QPs connected to each other (loopback, as rxe_loopback): b has its
+ * own PD, CQs and QP on a's context (b.ctx == a.ctx, b's MAC and IP are a's); the
+ * loopback HAL's other end is unused. Fini as above.
+ */
+void rc_fx_init_self(struct rc_fx *fx, const struct rc_opts *o);
+/* The same without the QPs. */
+void rc_fx_init_self_noqp(struct rc_fx *fx, const struct rc_opts *o);
+
 /* Only the contexts, PDs and CQs (for QP state-machine tests); fini as above. */
 void rc_fx_init_noqp(struct rc_fx *fx, const struct rc_opts *o);
 /* Create @s's QP and leave it in RESET. */
@@ -60,6 +70,10 @@ struct blue_qp *rc_qp_create(struct rc_fx *fx, struct rc_side *s);
 /* Drive @s's QP RESET -> INIT -> RTR -> RTS against @peer's QP. */
 void rc_qp_connect(struct rc_fx *fx, struct rc_side *s, struct rc_side *peer, uint32_t sq_psn,
 		   uint32_t rq_psn);
+
+/* The same against the QPN @dqpn on @peer's context (a QPN that may not exist there). */
+void rc_qp_connect_qpn(struct rc_fx *fx, struct rc_side *s, struct rc_side *peer,
+		       uint32_t dqpn, uint32_t sq_psn, uint32_t rq_psn);
 
 /* One engine pass on each side. */
 void rc_progress(struct rc_fx *fx);

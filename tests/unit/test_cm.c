@@ -28,6 +28,7 @@
 #include "afxdp_hal/hal.h"
 #include "runtime/cm.h"
 #include "runtime/device.h"
+#include "runtime/qp.h"
 
 #define T_MS 3000	/* the bound for exchanges that are expected to finish */
 
@@ -1348,6 +1349,104 @@ Test(cm, connect_qp_refuses_a_zero_gid)
 	cr_assert_eq(attr.qp_state, BLUE_QPS_RESET, "nothing was changed");
 	qp_side_close(a);
 	qp_side_close(b);
+	free(a);
+	free(b);
+}
+
+/*
+ * Two QPs of one context connected through the CM (loopback): the exchange carries the
+ * device's own IP and MAC both ways, selective retransmission is negotiated on both,
+ * and a SEND and a WRITE carry data, looped back in the engine (never on the HAL).
+ */
+Test(cm, two_qps_of_one_device_connect_through_the_cm)
+{
+	struct blue_hal *ha, *hb;
+	struct qp_side *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct blue_qp_init_attr ia = {
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = BLUE_QPT_RC,
+	};
+	struct blue_sge sge;
+	struct blue_recv_wr rwr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 }, *bad_r;
+	struct blue_send_wr swr, *bad_s;
+	struct blue_cm_qp_attr qa;
+	struct blue_wc wc;
+
+	cr_assert(a && b);
+	cr_assert_eq(blue_hal_loopback_pair(&ha, &hb), 0);
+	qp_side_open(a, ha, 1);
+	/* b: a second QP (its own PD, CQ, MR) on a's context */
+	b->ctx = a->ctx;
+	b->pd = blue_alloc_pd(b->ctx);
+	b->cq = blue_create_cq(b->ctx, 64, NULL, NULL, 0);
+	cr_assert(b->pd && b->cq);
+	ia.send_cq = ia.recv_cq = b->cq;
+	b->qp = blue_create_qp(b->pd, &ia);
+	b->mr = blue_reg_mr(b->pd, b->buf, sizeof(b->buf), BLUE_ACCESS_LOCAL_WRITE |
+			    BLUE_ACCESS_REMOTE_WRITE);
+	cr_assert(b->qp && b->mr);
+
+	blue_cm_qp_attr_default(&qa);
+	qa.caps |= BLUE_CM_CAP_SELECTIVE_RETX;
+	qa.access |= BLUE_ACCESS_REMOTE_WRITE;
+	cr_assert_eq(blue_cm_info_from_qp(a->ctx, a->qp, 1, &a->cm.local), 0);
+	cr_assert_eq(blue_cm_info_from_qp(b->ctx, b->qp, 1, &b->cm.local), 0);
+	a->cm.local.caps |= BLUE_CM_CAP_SELECTIVE_RETX;
+	b->cm.local.caps |= BLUE_CM_CAP_SELECTIVE_RETX;
+	blue_cm_info_set_mr(&b->cm.local, b->mr);
+	run_pair(&a->cm, &b->cm);
+	cr_assert_eq(a->cm.rc, 0, "%s", a->cm.err);
+	cr_assert_eq(b->cm.rc, 0, "%s", b->cm.err);
+	cr_assert_eq(a->cm.remote.ipv4, a->ip, "the peer's IP is our own");
+	cr_assert_eq(blue_cm_connect_qp(a->ctx, a->qp, a->cm.local.psn, &a->cm.remote, &qa), 0,
+		     "%s", blue_cm_last_error());
+	cr_assert_eq(blue_cm_connect_qp(b->ctx, b->qp, b->cm.local.psn, &b->cm.remote, &qa), 0,
+		     "%s", blue_cm_last_error());
+	cr_assert_eq(a->qp->retx.policy, BLUE_RETX_SELECTIVE);
+	cr_assert_eq(b->qp->retx.policy, BLUE_RETX_SELECTIVE);
+
+	for (unsigned int i = 0; i < 3000; i++)
+		a->buf[i] = (uint8_t)(i * 5 + 3);
+	sge = (struct blue_sge){ .addr = (uintptr_t)b->buf, .length = 3000, .lkey = b->mr->lkey };
+	cr_assert_eq(blue_post_recv(b->qp, &rwr, &bad_r), 0);
+	sge = (struct blue_sge){ .addr = (uintptr_t)a->buf, .length = 3000, .lkey = a->mr->lkey };
+	memset(&swr, 0, sizeof(swr));
+	swr.wr_id = 2;
+	swr.sg_list = &sge;
+	swr.num_sge = 1;
+	swr.opcode = BLUE_WR_SEND;
+	swr.send_flags = BLUE_SEND_SIGNALED;
+	cr_assert_eq(blue_post_send(a->qp, &swr, &bad_s), 0);
+	wc = wait_wc(b, a);
+	cr_assert_eq(wc.status, BLUE_WC_SUCCESS, "%s", blue_wc_status_str(wc.status));
+	cr_assert_arr_eq(b->buf, a->buf, 3000);
+	wc = wait_wc(a, b);
+	cr_assert_eq(wc.status, BLUE_WC_SUCCESS);
+	swr.wr_id = 3;
+	swr.opcode = BLUE_WR_RDMA_WRITE;
+	swr.wr.rdma.remote_addr = a->cm.remote.mr.addr + 2048;
+	swr.wr.rdma.rkey = a->cm.remote.mr.rkey;
+	sge.length = 1024;
+	cr_assert_eq(blue_post_send(a->qp, &swr, &bad_s), 0);
+	wc = wait_wc(a, b);
+	cr_assert_eq(wc.status, BLUE_WC_SUCCESS, "%s", blue_wc_status_str(wc.status));
+	cr_assert_arr_eq(b->buf + 2048, a->buf, 1024);
+	cr_assert_gt(blue__engine_stats(a->ctx)->tx_loopback, 0);
+	{
+		struct blue_hal_stats hs;
+
+		blue_hal_get_stats(ha, &hs);
+		cr_assert_eq(hs.tx_frames, 0, "%llu frames on the HAL",
+			     (unsigned long long)hs.tx_frames);
+	}
+
+	cr_assert_eq(blue_destroy_qp(b->qp), 0);
+	cr_assert_eq(blue_dereg_mr(b->mr), 0);
+	cr_assert_eq(blue_destroy_cq(b->cq), 0);
+	cr_assert_eq(blue_dealloc_pd(b->pd), 0);
+	qp_side_close(a);
+	blue_hal_destroy(hb);
 	free(a);
 	free(b);
 }

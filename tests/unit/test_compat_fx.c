@@ -11,10 +11,26 @@
 #include "runtime/device.h"
 #include "tests/unit/test_compat_fx.h"
 
+/* @s's PD, CQ and registered buffer on its context. */
+static void side_objects(struct cx_side *s)
+{
+	struct ibv_cq_init_attr_ex ca = { .cqe = 256, .wc_flags = IBV_WC_STANDARD_FLAGS };
+
+	s->pd = ibv_alloc_pd(s->ctx);
+	cr_assert_not_null(s->pd);
+	s->cq = ibv_create_cq_ex(s->ctx, &ca);	/* the inline verbs_get_ctx_op dispatch */
+	cr_assert_not_null(s->cq, "ibv_create_cq_ex: %s", strerror(errno));
+	s->buf = calloc(1, CX_BUF);
+	cr_assert_not_null(s->buf);
+	s->mr = ibv_reg_mr(s->pd, s->buf, CX_BUF, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+			   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING);
+	cr_assert_not_null(s->mr, "ibv_reg_mr: %s", strerror(errno));
+}
+
 static void side_open(struct cx_side *s, struct blue_hal *hal, uint8_t last)
 {
 	const uint8_t mac[6] = { 0x02, 0xb1, 0x0c, 0, 0, last };
-	struct ibv_cq_init_attr_ex ca = { .cqe = 256, .wc_flags = IBV_WC_STANDARD_FLAGS };
 	struct blue_context *bctx;
 
 	memset(s, 0, sizeof(*s));
@@ -28,16 +44,24 @@ static void side_open(struct cx_side *s, struct blue_hal *hal, uint8_t last)
 	snprintf(s->dev.dev.name, sizeof(s->dev.dev.name), "lb%u", last);
 	s->ctx = bv_context_wrap(bctx, &s->dev);
 	cr_assert_not_null(s->ctx);
-	s->pd = ibv_alloc_pd(s->ctx);
-	cr_assert_not_null(s->pd);
-	s->cq = ibv_create_cq_ex(s->ctx, &ca);	/* the inline verbs_get_ctx_op dispatch */
-	cr_assert_not_null(s->cq, "ibv_create_cq_ex: %s", strerror(errno));
-	s->buf = calloc(1, CX_BUF);
-	cr_assert_not_null(s->buf);
-	s->mr = ibv_reg_mr(s->pd, s->buf, CX_BUF, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_RELAXED_ORDERING);
-	cr_assert_not_null(s->mr, "ibv_reg_mr: %s", strerror(errno));
+	side_objects(s);
+}
+
+void cx_init_shared_noqp(struct cx_fx *fx)
+{
+	struct blue_hal *ha, *hb;
+
+	memset(fx, 0, sizeof(*fx));
+	fx->shared = true;
+	cr_assert_eq(blue_hal_loopback_pair(&ha, &hb), 0);
+	side_open(&fx->a, ha, 1);
+	fx->b.hal = hb;
+	memcpy(fx->b.mac, fx->a.mac, 6);
+	fx->b.ip = fx->a.ip;
+	/* b.dev stays unused: b is a's device */
+	fx->b.ctx = bv_context_wrap(bv_ctx(fx->a.ctx)->bctx, &fx->a.dev);
+	cr_assert_not_null(fx->b.ctx, "second context: %s", strerror(errno));
+	side_objects(&fx->b);
 }
 
 void cx_init_noqp(struct cx_fx *fx)
@@ -153,6 +177,12 @@ static void side_close(struct cx_side *s)
 
 void cx_fini(struct cx_fx *fx)
 {
+	if (fx->shared) {
+		/* b's context first: the libblue context closes with the device's last */
+		side_close(&fx->b);
+		side_close(&fx->a);
+		return;
+	}
 	side_close(&fx->a);
 	side_close(&fx->b);
 }

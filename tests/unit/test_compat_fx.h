@@ -33,10 +33,17 @@ struct cx_fx {
 	struct cx_side a, b;
 	uint8_t init_depth;		/* max_rd_atomic cx_connect asks for (0: 4) */
 	uint8_t dest_depth;		/* max_dest_rd_atomic it gives (0: 4) */
+	bool shared;			/* cx_init_shared: b is a's device opened again */
 };
 
 /* Contexts, PDs, a CQ each (ibv_create_cq_ex), buffers with MRs; no QPs. */
 void cx_init_noqp(struct cx_fx *fx);
+/*
+ * As cx_init_noqp, but b is a second verbs context of a's device (its core shared, as
+ * a second ibv_open_device() makes it): one libblue context, QPs connected through
+ * loopback. b's HAL is the unused end of the pair.
+ */
+void cx_init_shared_noqp(struct cx_fx *fx);
 /* ... and an RC QP each (ibv_create_qp_ex with @send_ops, 0: plain ibv_create_qp), RTS. */
 void cx_init(struct cx_fx *fx, uint64_t send_ops);
 /* An RC QP on @s (ibv_create_qp_ex with @send_ops; 0: plain ibv_create_qp), RESET. */

@@ -59,6 +59,8 @@ const struct dev_field eng_fields[] = {
 	  "sends that waited for a frame or the pass budget"),
 	E(tx_dropped, "blue_engine_tx_dropped_total", NULL,
 	  "frames built but refused by a full TX ring"),
+	E(tx_loopback, "blue_engine_tx_loopback_total", NULL,
+	  "frames to the device itself, looped back in the engine"),
 };
 const unsigned int n_eng_fields = sizeof(eng_fields) / sizeof(eng_fields[0]);
 
