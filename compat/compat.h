@@ -145,6 +145,17 @@ struct bv_srq {
 	struct blue_srq *bsrq;
 };
 
+/* An address handle (ah.c): the program holds &ah. */
+struct bv_ah {
+	struct ibv_ah ah;
+	struct blue_ah *bah;
+};
+
+static inline struct blue_ah *bv_bah(struct ibv_ah *a)
+{
+	return a ? ((struct bv_ah *)a)->bah : NULL;
+}
+
 #define BV_CQ_BATCH 32
 
 struct bv_cq {

@@ -74,7 +74,9 @@ static void wc_to_ibv(const struct blue_wc *b, struct ibv_wc *w)
 	w->imm_data = b->imm_data;
 	w->qp_num = b->qp_num;
 	w->src_qp = b->src_qp;
-	w->wc_flags = b->wc_flags;
+	w->wc_flags = b->wc_flags;	/* same bits (enum blue_wc_flags) */
+	w->pkey_index = b->pkey_index;
+	w->sl = b->sl;
 }
 
 static int bv_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
@@ -180,7 +182,7 @@ static uint32_t cqx_qp_num(struct ibv_cq_ex *x) { return cur_wc(x)->qp_num; }
 static uint32_t cqx_src_qp(struct ibv_cq_ex *x) { return cur_wc(x)->src_qp; }
 static unsigned int cqx_wc_flags(struct ibv_cq_ex *x) { return cur_wc(x)->wc_flags; }
 static uint32_t cqx_slid(struct ibv_cq_ex *x) { (void)x; return 0; }	/* RoCE: no LIDs */
-static uint8_t cqx_sl(struct ibv_cq_ex *x) { (void)x; return 0; }
+static uint8_t cqx_sl(struct ibv_cq_ex *x) { return cur_wc(x)->sl; }
 static uint8_t cqx_dlid_path_bits(struct ibv_cq_ex *x) { (void)x; return 0; }
 
 #define BV_CQX_WC_FLAGS (IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | \

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Queue pairs: create (plain and extended), modify, query, destroy, and the post_send /
- * post_recv ops the program's inline ibv_post_*() call. RC only; receives may come from
- * an SRQ (srq.c).
+ * post_recv ops the program's inline ibv_post_*() call. RC and UD (a UD send WR names its
+ * address handle, remote QPN and Q_Key); receives may come from an SRQ (srq.c). The calls
+ * blue has no object for answer EOPNOTSUPP.
  */
 #include <stddef.h>
 #include <stdlib.h>
@@ -31,7 +32,7 @@ _Static_assert(offsetof(struct ibv_recv_wr, num_sge) ==
 		    IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_AV | IBV_QP_PATH_MTU | \
 		    IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_RQ_PSN | \
 		    IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER | IBV_QP_SQ_PSN | \
-		    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_CAP | IBV_QP_DEST_QPN)
+		    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_CAP | IBV_QP_DEST_QPN | IBV_QP_QKEY)
 
 static void cap_from_blue(const struct blue_qp_cap *b, struct ibv_qp_cap *c)
 {
@@ -79,9 +80,9 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 		       (unsigned long long)(a->send_ops_flags & ~(uint64_t)BV_SEND_OPS));
 		return bv_null(EOPNOTSUPP);
 	}
-	if (a->qp_type != IBV_QPT_RC) {
-		bv_log("ibv_create_qp: qp_type %d is not supported; blue has RC (%d) only",
-		       a->qp_type, IBV_QPT_RC);
+	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD) {
+		bv_log("ibv_create_qp: qp_type %d is not supported; blue has RC (%d) and UD (%d)",
+		       a->qp_type, IBV_QPT_RC, IBV_QPT_UD);
 		return bv_null(EOPNOTSUPP);
 	}
 	if (!a->send_cq || !a->recv_cq) {
@@ -105,7 +106,7 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 	bi.cap.max_send_sge = a->cap.max_send_sge;
 	bi.cap.max_recv_sge = a->cap.max_recv_sge;
 	bi.cap.max_inline_data = a->cap.max_inline_data;
-	bi.qp_type = BLUE_QPT_RC;
+	bi.qp_type = (enum blue_qp_type)a->qp_type;	/* same numbers (qp_ctx.h) */
 	bi.sq_sig_all = a->sq_sig_all;
 	bv_lock(c);
 	q->bqp = blue_create_qp(bv_pd(a->pd)->bpd, &bi);
@@ -131,7 +132,7 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 	q->qpx.qp_base.srq = a->srq;
 	q->qpx.qp_base.qp_num = blue_qp_num(q->bqp);
 	q->qpx.qp_base.state = IBV_QPS_RESET;
-	q->qpx.qp_base.qp_type = IBV_QPT_RC;
+	q->qpx.qp_base.qp_type = a->qp_type;
 	pthread_mutex_init(&q->qpx.qp_base.mutex, NULL);
 	pthread_cond_init(&q->qpx.qp_base.cond, NULL);
 	q->ex = (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
@@ -201,7 +202,7 @@ BV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 		return bv_ret(EINVAL);
 	}
 	if (attr_mask & ~BV_QP_MASK) {
-		bv_log("ibv_modify_qp: QP 0x%x: attr_mask bits 0x%x are not supported (Q_Key, "
+		bv_log("ibv_modify_qp: QP 0x%x: attr_mask bits 0x%x are not supported ("
 		       "alternate path, path migration, SQD notify, rate limit)", qp->qp_num,
 		       attr_mask & ~BV_QP_MASK);
 		return bv_ret(EINVAL);
@@ -225,6 +226,7 @@ BV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 	b.rq_psn = attr->rq_psn;
 	b.sq_psn = attr->sq_psn;
 	b.dest_qp_num = attr->dest_qp_num;
+	b.qkey = attr->qkey;
 	b.cap.max_send_wr = attr->cap.max_send_wr;
 	b.cap.max_recv_wr = attr->cap.max_recv_wr;
 	b.cap.max_send_sge = attr->cap.max_send_sge;
@@ -283,6 +285,7 @@ BV_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr
 	attr->rq_psn = b.rq_psn;
 	attr->sq_psn = b.sq_psn;
 	attr->dest_qp_num = b.dest_qp_num;
+	attr->qkey = b.qkey;
 	cap_from_blue(&b.cap, &attr->cap);
 	memcpy(attr->ah_attr.grh.dgid.raw, b.ah_attr.dgid.raw, 16);
 	attr->ah_attr.grh.sgid_index = b.ah_attr.sgid_index;
@@ -304,7 +307,7 @@ BV_EXPORT int ibv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int attr
 	init_attr->recv_cq = qp->recv_cq;
 	init_attr->srq = qp->srq;
 	cap_from_blue(&bi.cap, &init_attr->cap);
-	init_attr->qp_type = IBV_QPT_RC;
+	init_attr->qp_type = (enum ibv_qp_type)bi.qp_type;
 	init_attr->sq_sig_all = bi.sq_sig_all;
 	return 0;
 }
@@ -348,8 +351,10 @@ BV_EXPORT int ibv_destroy_qp(struct ibv_qp *qp)
 #define BV_POST_CHUNK 32
 
 /* One ibv_send_wr as blue's. Return: 0, or an errno after a message. */
-static int send_wr_to_blue(uint32_t qpn, const struct ibv_send_wr *w, struct blue_send_wr *b)
+static int send_wr_to_blue(const struct ibv_qp *qp, const struct ibv_send_wr *w,
+			   struct blue_send_wr *b)
 {
+	uint32_t qpn = qp->qp_num;
 	unsigned int known = IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
 			     IBV_SEND_INLINE;
 
@@ -370,7 +375,13 @@ static int send_wr_to_blue(uint32_t qpn, const struct ibv_send_wr *w, struct blu
 	b->opcode = (enum blue_wr_opcode)w->opcode;	/* same numbers (blue.h) */
 	b->send_flags = w->send_flags;
 	b->imm_data = w->imm_data;
-	if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+	if (qp->qp_type == IBV_QPT_UD) {
+		/* the AH's libblue object; libblue names a missing one */
+		b->wr.ud.ah = bv_bah(w->wr.ud.ah);
+		b->wr.ud.remote_qpn = w->wr.ud.remote_qpn;
+		b->wr.ud.remote_qkey = w->wr.ud.remote_qkey;
+	} else if (w->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		   w->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		b->wr.atomic.remote_addr = w->wr.atomic.remote_addr;
 		b->wr.atomic.compare_add = w->wr.atomic.compare_add;
 		b->wr.atomic.swap = w->wr.atomic.swap;
@@ -392,7 +403,7 @@ static int bv_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr, struct ibv_se
 	bv_lock(c);
 	while (wr && !err) {
 		for (n = 0; wr && n < BV_POST_CHUNK; n++, wr = wr->next) {
-			err = send_wr_to_blue(qp->qp_num, wr, &b[n]);
+			err = send_wr_to_blue(qp, wr, &b[n]);
 			if (err)
 				break;
 			src[n] = wr;

@@ -278,10 +278,20 @@ static void bx_send_tso(struct ibv_qp_ex *x, void *hdr, uint16_t hdr_sz, uint16_
 	wr_fail(qx(x), EOPNOTSUPP, "TSO is for raw packet QPs, not RC");
 }
 
+/* The destination of the current WR of a UD QP (its AH's libblue object, QPN, Q_Key). */
 static void bx_set_ud_addr(struct ibv_qp_ex *x, struct ibv_ah *ah, uint32_t qpn, uint32_t qkey)
 {
-	(void)ah; (void)qpn; (void)qkey;
-	wr_fail(qx(x), EOPNOTSUPP, "UD addressing on an RC QP");
+	struct bv_wr *w = wr_cur(x);
+
+	if (!w)
+		return;
+	if (x->qp_base.qp_type != IBV_QPT_UD) {
+		wr_fail(qx(x), EINVAL, "ibv_wr_set_ud_addr on a QP that is not UD");
+		return;
+	}
+	w->wr.wr.ud.ah = bv_bah(ah);
+	w->wr.wr.ud.remote_qpn = qpn;
+	w->wr.wr.ud.remote_qkey = qkey;
 }
 
 static void bx_set_xrc_srqn(struct ibv_qp_ex *x, uint32_t srqn)

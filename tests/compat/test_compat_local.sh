@@ -14,6 +14,7 @@
 #   test_rc_pingpong_events test_rc_pingpong_new_send test_rc_pingpong_unsupported
 #   test_write_bw test_write_lat test_read_bw test_read_lat
 #   test_send_bw test_send_lat test_atomic_bw test_atomic_lat
+#   test_ud_pingpong_1000 test_ud_pingpong_64 test_send_bw_ud test_send_lat_ud
 # shellcheck source=tests/lib/netns.sh
 source tests/lib/netns.sh
 # shellcheck source=tests/lib/compat.sh
@@ -25,7 +26,7 @@ BLUECTL=$PWD/$B/bin/bluectl
 CL_LIB=$PWD/$B/compat
 CL_IP_A=10.201.94.1	# server
 CL_IP_B=10.201.94.2	# client
-CL_TOOLS=(ibv_devices ibv_devinfo ibv_rc_pingpong ib_write_bw ib_write_lat ib_read_bw
+CL_TOOLS=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong ib_write_bw ib_write_lat ib_read_bw
 	  ib_read_lat ib_send_bw ib_send_lat ib_atomic_bw ib_atomic_lat)
 
 cl_need() {
@@ -250,6 +251,25 @@ test_rc_pingpong_events() { pp 4096 100 18583 -e; }	# completion channel mode
 # -N: ibv_create_qp_ex with send_ops_flags and the ibv_wr_* builders; -c checks the bytes
 test_rc_pingpong_new_send() { pp 4096 100 18584 -N -c; }
 
+# ud_pp SIZE ITERS PORT: ibv_ud_pingpong with the IPv4 GID (-g 1) both ways: UD QPs,
+# Q_Keys, address handles, the GRH at the head of each receive buffer. SIZE is at most
+# the port MTU (1024 here), which ud_pingpong itself checks.
+ud_pp() {
+	local size=$1 iters=$2 port=$3; shift 3
+	cl_setup
+	compat_record_at_exit "ibv_ud_pingpong -s $size" both blue
+	cl_run ibv_ud_pingpong "$port" -d "$IF_A" -g 1 -p "$port" -s "$size" -n "$iters" -- \
+		-d "$IF_B" -g 1 -p "$port" -s "$size" -n "$iters" "$CL_IP_A"
+	compat_pingpong_check "$CL_SRV" "$iters" "$size" || fail "server summary"
+	compat_pingpong_check "$CL_CLI" "$iters" "$size" || fail "client summary"
+	grep -qE "remote address: +LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}(:|,) GID ::ffff:${CL_IP_A//./\\.}$" \
+		"$CL_CLI" || fail "the client's remote address is not the server's IPv4 GID"
+	compat_passed "$(compat_pingpong_figure "$CL_CLI")"
+}
+
+test_ud_pingpong_1000() { ud_pp 1000 200 18586; }
+test_ud_pingpong_64() { ud_pp 64 200 18587; }
+
 # What blue lacks makes rc_pingpong give up at once, saying so, not crash or hang:
 # completion timestamps (-t), on-demand paging (-o), device memory (-j).
 test_rc_pingpong_unsupported() {
@@ -290,5 +310,8 @@ test_read_bw() { perf ib_read_bw 500 18593 -s 16384 --report_gbits; }
 test_read_lat() { perf ib_read_lat 200 18594; }
 test_send_bw() { perf ib_send_bw 500 18595 -s 16384 --report_gbits; }
 test_send_lat() { perf ib_send_lat 200 18596; }
+# UD (-c UD): one message per MTU at most, address handles, the GRH in each receive
+test_send_bw_ud() { perf ib_send_bw 500 18599 -c UD -s 1024 --report_gbits; }
+test_send_lat_ud() { perf ib_send_lat 200 18600 -c UD -s 1024; }
 test_atomic_bw() { perf ib_atomic_bw 500 18597 --report_gbits; }
 test_atomic_lat() { perf ib_atomic_lat 200 18598; }

@@ -218,5 +218,7 @@ void cx_wait(struct cx_fx *fx, struct cx_side *s, struct ibv_wc *wc)
 	wc->imm_data = ibv_wc_read_imm_data(s->cq);
 	wc->wc_flags = ibv_wc_read_wc_flags(s->cq);
 	wc->qp_num = ibv_wc_read_qp_num(s->cq);
+	wc->src_qp = ibv_wc_read_src_qp(s->cq);
+	wc->sl = ibv_wc_read_sl(s->cq);
 	ibv_end_poll(s->cq);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "runtime/codec.h"
+#include "runtime/device.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
 #include "tests/unit/rc_fixture.h"
@@ -252,6 +253,8 @@ Test(ud, qkey_mismatch_dropped_counted)
 	rc_quiet(&fx.rc, fx.rc.b.rcq, 50);
 	cr_assert_eq(blue__engine_stats(fx.rc.b.ctx)->rx_bad_qkey, 1);
 	cr_assert_eq(fx.rc.b.qp->live->ud_bad_qkey, 1);
+	blue__obs_publish(fx.rc.b.ctx);	/* what bluectl stats reads */
+	cr_assert_eq(fx.rc.b.ctx->obs.ds->eng.rx_bad_qkey, 1);
 	/* the WQE was not used: the right key lands in it */
 	ud_send(&fx.rc.a, &fx.a, fx.a.ah, blue_qp_num(fx.rc.b.qp), QKEY, 100, 6, false, 8);
 	expect_sent(&fx, &fx.rc.a, 8);
@@ -292,6 +295,8 @@ Test(ud, no_wqe_dropped_counted_no_rnr)
 	rc_progress(&fx.rc);
 	cr_assert_eq(blue__engine_stats(fx.rc.b.ctx)->rx_ud_no_wqe, 1);
 	cr_assert_eq(fx.rc.b.qp->live->ud_no_wqe, 1);
+	blue__obs_publish(fx.rc.b.ctx);
+	cr_assert_eq(fx.rc.b.ctx->obs.ds->eng.rx_ud_no_wqe, 1);
 	cr_assert_eq(fx.rc.b.qp->live->naks_sent, 0, "UD answers nothing");
 	/* posted later, the WQE does not get the dropped message */
 	ud_post_recv(&fx.rc.b, &fx.b, 1, BUFLEN);
@@ -316,6 +321,8 @@ Test(ud, send_longer_than_mtu_completes_unsent)
 		(uint32_t)blue_mtu_bytes(fx.rc.a.ctx->active_mtu) + 1, 5, false, 7);
 	expect_sent(&fx, &fx.rc.a, 7);	/* rxe completes it with success */
 	cr_assert_eq(blue__engine_stats(fx.rc.a.ctx)->tx_ud_too_long, 1);
+	blue__obs_publish(fx.rc.a.ctx);
+	cr_assert_eq(fx.rc.a.ctx->obs.ds->eng.tx_ud_too_long, 1);
 	rc_quiet(&fx.rc, fx.rc.b.rcq, 50);
 	cr_assert_eq(fx.cap_a.n, 0, "a frame left for a message over the MTU");
 	ud_send(&fx.rc.a, &fx.a, fx.a.ah, blue_qp_num(fx.rc.b.qp), QKEY, 10, 6, false, 8);

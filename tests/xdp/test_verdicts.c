@@ -175,6 +175,9 @@ B(cut_ieth, s->opcode = BLUE_OP_RC_SEND_ONLY_INV; s->payload_len = 0; s->cut_lay
   s->cut_len = 2)
 B(cut_deth, s->opcode = BLUE_OP_UD_SEND_ONLY; s->payload_len = 0; s->cut_layer = PL_EXT;
   s->cut_len = 4)
+B(cut_ud_immdt, s->opcode = BLUE_OP_UD_SEND_ONLY_IMM; s->payload_len = 0;
+  s->cut_layer = PL_EXT; s->cut_len = 10)
+B(ud_to_rtr, s->opcode = BLUE_OP_UD_SEND_ONLY; s->dqpn = QPN_RTR)
 B(cut_cnp, s->opcode = BLUE_OP_CNP; s->payload_len = 0; s->becn = true; s->cut_layer = PL_EXT;
   s->cut_len = 8)
 B(cut_icrc, s->payload_len = 0; s->cut_layer = PL_ICRC; s->cut_len = 2)
@@ -254,6 +257,7 @@ static const struct xdp_row rows[] = {
 	REDIR("second QP steers to the second socket", to_qp_b, 1),
 	REDIR("QP in INIT", to_init, 0),
 	REDIR("QP in RTR", to_rtr, 0),
+	REDIR("UD SEND Only to a QP in RTR (a UD QP receives there)", ud_to_rtr, 0),
 	REDIR("QP in SQD", to_sqd, 0),
 	REDIR("QP in SQE", to_sqe, 0),
 	REDIR("QPN 0xabcfff in the last slot", to_top, 0),
@@ -289,6 +293,7 @@ static const struct xdp_row rows[] = {
 	DROP("ImmDt cut at 2 of 4 bytes", cut_immdt, DROP_BAD_LENGTH),
 	DROP("IETH cut at 2 of 4 bytes", cut_ieth, DROP_BAD_LENGTH),
 	DROP("DETH cut at 4 of 8 bytes", cut_deth, DROP_BAD_LENGTH),
+	DROP("UD ImmDt cut at 2 of 4 bytes (after a whole DETH)", cut_ud_immdt, DROP_BAD_LENGTH),
 	DROP("CNP reserved bytes cut at 8 of 16", cut_cnp, DROP_BAD_LENGTH),
 	DROP("ICRC cut at 2 bytes", cut_icrc, DROP_BAD_LENGTH),
 	DROP("BTH and nothing else: no room for the ICRC", bth_only_no_icrc, DROP_BAD_LENGTH),
