@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "compat/compat.h"
+#include "runtime/progress.h"
 
 #define BV_ASYNC_WAIT_MS 100	/* a blocked taker looks again for a core opened meanwhile */
 
@@ -92,6 +93,24 @@ static void async_route(struct bv_core *core, const struct blue_async_event *b)
 	}
 }
 
+/*
+ * A device no context of which has opened the engine (ibv_asyncwatch only opens the
+ * device): its carrier is read here, at the engine's pace, for the port events.
+ */
+static void async_port_watch(struct bv_core *core)
+{
+	struct blue_async_event b = { .port_num = 1 };
+	int up;
+
+	if (core->bctx)
+		return;
+	up = blue__port_carrier(&core->pwatch, core->ifname, blue__now_ns());
+	if (up < 0 || !blue__port_watch_seen(&core->pwatch, up))
+		return;
+	b.type = up ? BLUE_EVENT_PORT_ACTIVE : BLUE_EVENT_PORT_ERR;
+	async_route(core, &b);
+}
+
 void bv_async_pump(struct bv_core *core)
 {
 	struct blue_async_event b;
@@ -142,6 +161,7 @@ BV_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_
 	flags = fcntl(context->async_fd, F_GETFL);
 	for (;;) {
 		bv_lock(c);
+		async_port_watch(c->core);
 		bv_async_pump(c->core);
 		err = async_pop(c, event);
 		pfd[1].fd = c->core->bctx ? blue_async_fd(c->core->bctx) : -1;

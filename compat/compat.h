@@ -87,6 +87,7 @@ struct bv_core {
 	atomic_bool stop;
 	char ifname[IF_NAMESIZE];	/* for messages */
 	struct bv_link ctxs;		/* the contexts' bv_async.link; under lock */
+	struct blue_port_watch pwatch;	/* the carrier while bctx is NULL (async.c) */
 };
 
 struct bv_device {

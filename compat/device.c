@@ -173,6 +173,7 @@ static struct bv_core *core_get(struct bv_device *d)
 			return NULL;
 		pthread_mutex_init(&core->lock, NULL);
 		bv_list_init(&core->ctxs);
+		blue__port_watch_init(&core->pwatch);
 		snprintf(core->ifname, sizeof(core->ifname), "%s", d->ifname);
 		d->core = core;
 	}
@@ -199,6 +200,7 @@ static int core_put(struct bv_device *d)
 	err = core->bctx ? blue_close_device(core->bctx) : 0;	/* none: queries only */
 	if (err)
 		return err;
+	blue__port_watch_fini(&core->pwatch);
 	pthread_mutex_destroy(&core->lock);
 	free(core);
 	d->core = NULL;

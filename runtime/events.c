@@ -14,11 +14,51 @@
 #include "runtime/qp.h"
 #include "runtime/srq.h"
 
+void blue__port_watch_init(struct blue_port_watch *w)
+{
+	w->sock = -1;
+	w->up = true;
+	w->next_ns = 0;
+}
+
+void blue__port_watch_fini(struct blue_port_watch *w)
+{
+	if (w->sock >= 0)
+		close(w->sock);
+	w->sock = -1;
+}
+
+int blue__port_carrier(struct blue_port_watch *w, const char *ifname, uint64_t now_ns)
+{
+	struct ifreq ifr;
+
+	if (!ifname[0] || now_ns < w->next_ns)
+		return -1;
+	w->next_ns = now_ns + BLUE_PORT_CHECK_NS;
+	if (w->sock < 0) {
+		w->sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+		if (w->sock < 0)
+			return -1;
+	}
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, ifname, strnlen(ifname, sizeof(ifr.ifr_name) - 1));
+	if (ioctl(w->sock, SIOCGIFFLAGS, &ifr) < 0)
+		return errno == ENODEV ? 0 : -1;	/* gone: down for good */
+	return (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING);
+}
+
+bool blue__port_watch_seen(struct blue_port_watch *w, bool up)
+{
+	if (up == w->up)
+		return false;
+	w->up = up;
+	return true;
+}
+
 int blue__events_init(struct blue_events *ev)
 {
-	memset(ev, 0, sizeof(*ev));
-	ev->sock = -1;
-	ev->port_up = true;	/* a context opens on a netdev that is up (netdev.c) */
+	memset(ev, 0, sizeof(ev[0]));
+	blue__port_watch_init(&ev->port);
 	ev->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (ev->fd < 0)
 		return -errno;
@@ -30,9 +70,8 @@ void blue__events_fini(struct blue_events *ev)
 {
 	if (ev->fd >= 0)
 		close(ev->fd);
-	if (ev->sock >= 0)
-		close(ev->sock);
-	ev->fd = ev->sock = -1;
+	ev->fd = -1;
+	blue__port_watch_fini(&ev->port);
 	pthread_mutex_destroy(&ev->lock);
 }
 
@@ -108,9 +147,8 @@ void blue__events_port_seen(struct blue_context *ctx, bool up)
 {
 	struct blue_async_event e = { .port_num = 1 };
 
-	if (up == ctx->events.port_up)
+	if (!blue__port_watch_seen(&ctx->events.port, up))
 		return;
-	ctx->events.port_up = up;
 	blue__logf("%s: port 1 is %s", ctx->ifname[0] ? ctx->ifname : "device",
 		   up ? "ACTIVE (carrier up)" : "DOWN (carrier lost)");
 	e.type = up ? BLUE_EVENT_PORT_ACTIVE : BLUE_EVENT_PORT_ERR;
@@ -119,24 +157,8 @@ void blue__events_port_seen(struct blue_context *ctx, bool up)
 
 void blue__events_port_check(struct blue_context *ctx, uint64_t now_ns)
 {
-	struct blue_events *ev = &ctx->events;
-	struct ifreq ifr;
+	int up = blue__port_carrier(&ctx->events.port, ctx->ifname, now_ns);
 
-	if (!ctx->ifname[0] || now_ns < ev->port_next_ns)
-		return;
-	ev->port_next_ns = now_ns + BLUE_PORT_CHECK_NS;
-	/* a socket of the namespace the context lives in: /sys may show another one */
-	if (ev->sock < 0) {
-		ev->sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-		if (ev->sock < 0)
-			return;
-	}
-	memset(&ifr, 0, sizeof(ifr));
-	memcpy(ifr.ifr_name, ctx->ifname, sizeof(ifr.ifr_name) - 1);
-	if (ioctl(ev->sock, SIOCGIFFLAGS, &ifr) < 0) {
-		if (errno == ENODEV)	/* the netdev went away: the port is down for good */
-			blue__events_port_seen(ctx, false);
-		return;
-	}
-	blue__events_port_seen(ctx, (ifr.ifr_flags & IFF_UP) && (ifr.ifr_flags & IFF_RUNNING));
+	if (up >= 0)
+		blue__events_port_seen(ctx, up);
 }

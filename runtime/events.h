@@ -21,6 +21,17 @@
 #define BLUE_EVENTS_MAX		256	/* queued events per context */
 #define BLUE_PORT_CHECK_NS	100000000ull	/* the carrier is read at most every 100 ms */
 
+/*
+ * The carrier of a netdev as last read, for PORT_ACTIVE / PORT_ERR on a change. The
+ * engine keeps one per context; compat keeps one for a verbs context that has not opened
+ * the engine (ibv_asyncwatch only opens the device).
+ */
+struct blue_port_watch {
+	int sock;		/* for SIOCGIFFLAGS; -1 until the first read */
+	bool up;
+	uint64_t next_ns;	/* when the carrier is read next */
+};
+
 struct blue_events {
 	pthread_mutex_t lock;
 	struct blue_async_event q[BLUE_EVENTS_MAX];
@@ -29,10 +40,7 @@ struct blue_events {
 	uint64_t raised;	/* every event offered, queued or not */
 	uint64_t overflow;	/* dropped: the queue was full */
 	int fd;			/* eventfd; -1 if it could not be made */
-	/* the port's carrier, as last seen (PORT_ACTIVE / PORT_ERR on a change) */
-	int sock;		/* for SIOCGIFFLAGS; -1 until the first check */
-	bool port_up;
-	uint64_t port_next_ns;	/* when the carrier is read next */
+	struct blue_port_watch port;
 };
 
 struct blue_context;
@@ -51,6 +59,23 @@ void blue__event_raise(struct blue_context *ctx, const struct blue_async_event *
 void blue__event_qp(struct blue_qp *qp, enum blue_event_type type)
 	__attribute__((visibility("hidden")));
 void blue__event_srq(struct blue_srq *srq, enum blue_event_type type)
+	__attribute__((visibility("hidden")));
+
+/* blue__port_watch_init() - not read yet, taken as up (a device opens on a netdev that is). */
+void blue__port_watch_init(struct blue_port_watch *w) __attribute__((visibility("hidden")));
+void blue__port_watch_fini(struct blue_port_watch *w) __attribute__((visibility("hidden")));
+
+/*
+ * blue__port_carrier() - the carrier of @ifname (IFF_UP and IFF_RUNNING, read with an
+ * ioctl in the caller's network namespace: /sys may show another one under nsenter),
+ * when BLUE_PORT_CHECK_NS has passed since the last read. A netdev that is gone is down.
+ * Return: 1 up, 0 down, -1 not read (not due, or the read failed).
+ */
+int blue__port_carrier(struct blue_port_watch *w, const char *ifname, uint64_t now_ns)
+	__attribute__((visibility("hidden")));
+
+/* blue__port_watch_seen() - the carrier is @up now. Return: whether that is a change. */
+bool blue__port_watch_seen(struct blue_port_watch *w, bool up)
 	__attribute__((visibility("hidden")));
 
 /*

@@ -64,7 +64,7 @@ struct blue_srq *blue_create_srq(struct blue_pd *pd, struct blue_srq_attr *attr,
 	srq->pd = pd;
 	srq->srq_context = srq_context;
 	srq->srqn = __atomic_add_fetch(&srqn_counter, 1, __ATOMIC_RELAXED);
-	/* IBA 10.2.9.1: created disarmed, whatever srq_limit says (rxe ignores it too) */
+	/* created disarmed: srq_limit is "irrelevant for ibv_create_srq" (its man page) */
 	srq->limit = 0;
 	attr->max_wr = srq->wq.max_wr;
 	attr->max_sge = srq->wq.max_sge;

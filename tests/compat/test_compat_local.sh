@@ -12,6 +12,7 @@
 #   test_imports test_stubs test_devices test_devinfo test_devinfo_while_serving
 #   test_rc_pingpong_64 test_rc_pingpong_8192
 #   test_rc_pingpong_events test_rc_pingpong_new_send test_rc_pingpong_unsupported
+#   test_srq_pingpong_4096 test_srq_pingpong_events test_asyncwatch_port
 #   test_write_bw test_write_lat test_read_bw test_read_lat
 #   test_send_bw test_send_lat test_atomic_bw test_atomic_lat
 #   test_ud_pingpong_1000 test_ud_pingpong_64 test_send_bw_ud test_send_lat_ud
@@ -26,8 +27,9 @@ BLUECTL=$PWD/$B/bin/bluectl
 CL_LIB=$PWD/$B/compat
 CL_IP_A=10.201.94.1	# server
 CL_IP_B=10.201.94.2	# client
-CL_TOOLS=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong ib_write_bw ib_write_lat ib_read_bw
-	  ib_read_lat ib_send_bw ib_send_lat ib_atomic_bw ib_atomic_lat)
+CL_TOOLS=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong ib_write_bw ib_write_lat
+	  ib_read_bw ib_read_lat ib_send_bw ib_send_lat ib_atomic_bw ib_atomic_lat
+	  ibv_srq_pingpong ibv_asyncwatch)
 
 cl_need() {
 	local t
@@ -283,6 +285,52 @@ test_rc_pingpong_unsupported() {
 		[ "$rc" -eq 1 ] || fail "ibv_rc_pingpong $f exited $rc, want 1 (refused)"
 		grep -qiE "capable|support" <<<"$out" || fail "ibv_rc_pingpong $f: no reason given"
 	done
+}
+
+# spp SIZE ITERS PORT [FLAGS]: ibv_srq_pingpong (16 RC QPs on one SRQ each side), IPv4 GID.
+spp() {
+	local size=$1 iters=$2 port=$3; shift 3
+	cl_setup
+	compat_record_at_exit "ibv_srq_pingpong -s $size${*:+ $*}" both blue
+	cl_run ibv_srq_pingpong "$port" -d "$IF_A" -g 1 -p "$port" -s "$size" -n "$iters" "$@" -- \
+		-d "$IF_B" -g 1 -p "$port" -s "$size" -n "$iters" "$@" "$CL_IP_A"
+	compat_pingpong_check "$CL_SRV" "$iters" "$size" || fail "server summary"
+	compat_pingpong_check "$CL_CLI" "$iters" "$size" || fail "client summary"
+	# one "local address" line per QP on each side (srq_pingpong.c prints them all)
+	[ "$(grep -c 'local address:' "$CL_CLI")" -eq 16 ] || fail "the client did not set up 16 QPs"
+	! grep -qiE "invalid data|Couldn't|failed" "$CL_SRV" "$CL_CLI" || fail "srq_pingpong reported an error"
+	compat_passed "$(compat_pingpong_figure "$CL_CLI")"
+}
+
+# -c: every received buffer is checked against what the peer sent
+test_srq_pingpong_4096() { spp 4096 200 18586 -c; }
+test_srq_pingpong_events() { spp 64 200 18587 -e; }
+
+# ibv_asyncwatch sleeps in ibv_get_async_event on a device it only opened; the carrier
+# going away and coming back reaches it as PORT_ERR, then PORT_ACTIVE.
+test_asyncwatch_port() {
+	local out pid i
+	cl_setup
+	compat_record_at_exit ibv_asyncwatch - blue
+	out=$(mktemp)
+	on_exit "rm -f $out"
+	# line-buffered: the watcher never exits on its own and is stopped by its timeout
+	ns_bg "$NS_A" pid timeout 20 "${COMPAT_ENV[@]}" stdbuf -oL ibv_asyncwatch -d "$IF_A" >"$out" 2>&1
+	for ((i = 0; i < 100; i++)); do
+		grep -q "async event FD" "$out" && break
+		sleep 0.05
+	done
+	grep -q "async event FD" "$out" || { cat "$out"; fail "ibv_asyncwatch did not start"; }
+	ns_exec "$NS_A" ip link set "$IF_A" down
+	for ((i = 0; i < 100; i++)); do grep -q "PORT_ERR" "$out" && break; sleep 0.05; done
+	ns_exec "$NS_A" ip link set "$IF_A" up
+	for ((i = 0; i < 100; i++)); do grep -q "PORT_ACTIVE" "$out" && break; sleep 0.05; done
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" || true
+	cat "$out"
+	grep -qE "event_type IBV_EVENT_PORT_ERR \(10\), port 1" "$out" || fail "no PORT_ERR event"
+	grep -qE "event_type IBV_EVENT_PORT_ACTIVE \(9\), port 1" "$out" || fail "no PORT_ACTIVE event"
+	compat_passed "PORT_ERR, then PORT_ACTIVE on carrier down/up"
 }
 
 # perf TOOL ITERS PORT [FLAGS]: perftest's server in A, client in B, GID index 1.
