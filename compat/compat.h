@@ -260,6 +260,13 @@ void bv_async_forget(struct bv_context *c, const struct ibv_qp *qp, const struct
 	BV_HIDDEN;
 void bv_srq_init_ops(struct bv_context *c) BV_HIDDEN;
 
+/*
+ * bv_cq_clean() - drop @qpn's completions from what an extended poll took from libblue
+ * and has not served yet (libblue cleans its own ring: a QP going to RESET).
+ * Locking: with the context lock held.
+ */
+void bv_cq_clean(struct bv_cq *cq, uint32_t qpn) BV_HIDDEN;
+
 /* mr_pd.c: ibv access flags -> blue's (0, or -errno after a message) */
 int bv_access(int ibv_access, const char *who) BV_HIDDEN;
 

@@ -108,6 +108,16 @@ static int bv_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
 	return got;
 }
 
+void bv_cq_clean(struct bv_cq *cq, uint32_t qpn)
+{
+	int i, n = cq->cur;
+
+	for (i = cq->cur; i < cq->nwc; i++)
+		if (cq->wc[i].qp_num != qpn)
+			cq->wc[n++] = cq->wc[i];
+	cq->nwc = n;
+}
+
 static int bv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct bv_context *c = bv_ctx(ibcq->context);

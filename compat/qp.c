@@ -250,6 +250,11 @@ BV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 	if (attr_mask & IBV_QP_MAX_QP_RD_ATOMIC)
 		b.max_rd_atomic = clamp_rd_atomic(c, qp->qp_num, attr->max_rd_atomic);
 	err = blue_modify_qp(bv_qp(qp)->bqp, &b, attr_mask);
+	if (!err && (attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		/* as libblue did in its rings (blue__cq_clean) */
+		bv_cq_clean(bv_cq(qp->send_cq), qp->qp_num);
+		bv_cq_clean(bv_cq(qp->recv_cq), qp->qp_num);
+	}
 	bv_unlock(c);
 	if (err)
 		return bv_ret(err);

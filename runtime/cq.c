@@ -328,6 +328,23 @@ int blue__cq_push(struct blue_cq *cq, const struct blue_wc *wc, bool solicited)
 	return 0;
 }
 
+void blue__cq_clean(struct blue_cq *cq, uint32_t qpn)
+{
+	struct blue_ring *r = &cq->ring;
+	uint32_t cons = blue_ring_cons_own(r), i = blue_ring_prod_acquire(r), gone = 0;
+
+	/* from the newest down, the kept ones move up over the removed ones */
+	while (i != cons) {
+		const struct blue_wc *wc = blue_ring_elem(r, --i);
+
+		if (wc->qp_num == qpn)
+			gone++;
+		else if (gone)
+			memcpy(blue_ring_elem(r, i + gone), wc, sizeof(*wc));
+	}
+	blue_ring_consume(r, gone);
+}
+
 int blue_req_notify_cq(struct blue_cq *cq, int solicited_only)
 {
 	if (!cq)

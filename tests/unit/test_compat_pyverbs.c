@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/cq.h"
 #include "tests/unit/test_compat_fx.h"
 
 static void quiet(void)
@@ -174,5 +175,124 @@ Test(compat_pyverbs, rereg_mr_pd, .init = quiet)
 		     IBV_WC_REM_ACCESS_ERR, "the MR's PD is not the QP's");
 	cr_assert_eq(ibv_rereg_mr(fx.b.mr, IBV_REREG_MR_CHANGE_PD, fx.b.pd, NULL, 0, 0), 0);
 	cr_assert_eq(ibv_dealloc_pd(npd), 0);
+	cx_fini(&fx);
+}
+
+/*
+ * test_mr.MRTest.test_mr_rereg_{addr,pd}: B's receive WQE names memory its lkey no longer
+ * reaches, so A's SEND fails at B (IBA 9.7.5.2.4: NAK remote operational error; rxe
+ * sends AETH REM_OP_ERR). A's CQ serves its send and receive queues: the SEND's error
+ * completion comes first, then A's posted receive, flushed as A's QP enters ERROR (the
+ * suite polls one completion and wants "Remote operation error").
+ */
+Test(compat_pyverbs, send_into_a_bad_receive_wqe_completes_rem_op_err_first, .init = quiet)
+{
+	uint8_t *nbuf = calloc(1, 4096);
+	struct ibv_sge as, bs, ss;
+	struct ibv_recv_wr ar = { .wr_id = 20, .num_sge = 1 }, br = { .wr_id = 30, .num_sge = 1 };
+	struct ibv_recv_wr *rbad;
+	struct ibv_send_wr sw = { .wr_id = 10, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *sbad;
+	struct ibv_wc wc;
+	struct cx_fx fx;
+
+	cr_assert_not_null(nbuf);
+	cx_init(&fx, 0);
+	as = (struct ibv_sge){ (uintptr_t)fx.a.buf + 4096, 256, fx.a.mr->lkey };
+	ar.sg_list = &as;
+	cr_assert_eq(ibv_post_recv(fx.a.qp, &ar, &rbad), 0);
+	bs = (struct ibv_sge){ (uintptr_t)fx.b.buf, 256, fx.b.mr->lkey };
+	br.sg_list = &bs;
+	cr_assert_eq(ibv_post_recv(fx.b.qp, &br, &rbad), 0);
+	/* the WQE's range is outside B's MR from now on */
+	cr_assert_eq(ibv_rereg_mr(fx.b.mr, IBV_REREG_MR_CHANGE_TRANSLATION, NULL, nbuf, 4096,
+				  0), 0);
+	memset(fx.a.buf, 0xff, 64);
+	ss = (struct ibv_sge){ (uintptr_t)fx.a.buf, 64, fx.a.mr->lkey };
+	sw.sg_list = &ss;
+	cr_assert_eq(ibv_post_send(fx.a.qp, &sw, &sbad), 0);
+	cx_wait(&fx, &fx.a, &wc);
+	cr_assert_eq(wc.wr_id, 10, "A's first completion is wr_id %llu (%s), not the SEND's",
+		     (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	cr_assert_eq(wc.status, IBV_WC_REM_OP_ERR, "the SEND: %s", ibv_wc_status_str(wc.status));
+	cx_wait(&fx, &fx.a, &wc);
+	cr_assert_eq(wc.wr_id, 20);
+	cr_assert_eq(wc.status, IBV_WC_WR_FLUSH_ERR);
+	cx_wait(&fx, &fx.b, &wc);
+	cr_assert_eq(wc.wr_id, 30);
+	cr_assert_eq(wc.status, IBV_WC_LOC_PROT_ERR, "B's receive: %s",
+		     ibv_wc_status_str(wc.status));
+	cr_assert(!memchr(nbuf, 0xff, 4096) && !memchr(fx.b.buf, 0xff, 256),
+		  "the SEND's bytes landed at B");
+	cx_fini(&fx);
+	free(nbuf);
+}
+
+/* Completions of @s's CQ not yet polled: in libblue's ring and in compat's batch. */
+static uint32_t cq_pending(struct cx_side *s)
+{
+	struct bv_cq *cq = bv_cq(ibv_cq_ex_to_cq(s->cq));
+
+	return blue_ring_count(&cq->bcq->ring) + (uint32_t)(cq->nwc - cq->cur);
+}
+
+static void to_reset(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+
+	cr_assert_eq(ibv_modify_qp(qp, &a, IBV_QP_STATE), 0);
+}
+
+/*
+ * test_mr.MRTest.test_mr_rereg_{addr,pd} go on after the error: both QPs to RESET and
+ * back to RTS, then traffic, whose first completion must be its own. A QP's completions
+ * still in its CQs when it goes to RESET are removed, as rdma-core's mlx4/mlx5
+ * providers clean the CQ at RESET (the flushed WQEs belong to the QP's old life).
+ */
+Test(compat_pyverbs, reset_removes_the_qps_completions_from_its_cqs, .init = quiet)
+{
+	struct ibv_sge as, bs, ss;
+	struct ibv_recv_wr ar = { .wr_id = 20, .num_sge = 1, .sg_list = &as };
+	struct ibv_recv_wr br = { .wr_id = 30, .num_sge = 1, .sg_list = &bs }, *rbad;
+	struct ibv_send_wr sw = { .wr_id = 10, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED, .sg_list = &ss }, *sbad;
+	struct ibv_wc wc;
+	struct cx_fx fx;
+	int i;
+
+	cx_init(&fx, 0);
+	as = (struct ibv_sge){ (uintptr_t)fx.a.buf + 4096, 256, fx.a.mr->lkey };
+	bs = (struct ibv_sge){ (uintptr_t)fx.b.buf, 256, fx.b.mr->lkey + 1 };	/* no MR */
+	ss = (struct ibv_sge){ (uintptr_t)fx.a.buf, 64, fx.a.mr->lkey };
+	cr_assert_eq(ibv_post_recv(fx.a.qp, &ar, &rbad), 0);
+	cr_assert_eq(ibv_post_recv(fx.b.qp, &br, &rbad), 0);
+	cr_assert_eq(ibv_post_send(fx.a.qp, &sw, &sbad), 0);
+	cx_wait(&fx, &fx.a, &wc);
+	cr_assert_eq(wc.wr_id, 10);
+	cr_assert_eq(wc.status, IBV_WC_REM_OP_ERR, "%s", ibv_wc_status_str(wc.status));
+	for (i = 0; i < 10 && (!cq_pending(&fx.a) || !cq_pending(&fx.b)); i++) {
+		(void)ibv_poll_cq(ibv_cq_ex_to_cq(fx.a.cq), 0, &wc);
+		(void)ibv_poll_cq(ibv_cq_ex_to_cq(fx.b.cq), 0, &wc);
+	}
+	cr_assert_geq(cq_pending(&fx.a), 1, "A's flushed receive is not in its CQ");
+	cr_assert_geq(cq_pending(&fx.b), 1, "B's failed receive is not in its CQ");
+	to_reset(fx.a.qp);
+	to_reset(fx.b.qp);
+	cr_assert_eq(cq_pending(&fx.a), 0, "A's CQ still holds its QP's old completions");
+	cr_assert_eq(cq_pending(&fx.b), 0, "B's CQ still holds its QP's old completions");
+	cx_connect(&fx);
+	br.wr_id = 31;
+	bs.lkey = fx.b.mr->lkey;
+	sw.wr_id = 11;
+	cr_assert_eq(ibv_post_recv(fx.b.qp, &br, &rbad), 0);
+	cr_assert_eq(ibv_post_send(fx.a.qp, &sw, &sbad), 0);
+	cx_wait(&fx, &fx.a, &wc);
+	cr_assert_eq(wc.wr_id, 11, "A's first completion after RESET: wr_id %llu (%s)",
+		     (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cx_wait(&fx, &fx.b, &wc);
+	cr_assert_eq(wc.wr_id, 31);
+	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	cr_assert_eq(wc.byte_len, 64);
 	cx_fini(&fx);
 }
