@@ -131,8 +131,8 @@ def main():
             f.write(f"| {reason.replace('|', '/')} | {n} | {verdict} | {why} |\n")
     print(f"pyverbs: ran {ran}, ok {counts['ok']}, fail {counts['FAIL']}, "
           f"error {counts['ERROR']}, skip {counts['skip']}")
-    for (reason, verdict, _), n in order:
-        print(f"  skip {n:3d}  [{verdict}] {reason}")
+    for (reason, verdict, why), n in order:
+        print(f"  skip {n:3d}  [{verdict}] {reason}  ({why})")
     for b in bad:
         print(f"pyverbs: {b}")
     return 1 if bad else 0
