@@ -11,34 +11,38 @@
  * Arguments are the 1.0 structs, which blue never reads; they are not declared (see
  * ibv_private.c for why a callee may ignore its arguments).
  */
+#include "compat/symver.h"
 #include "compat/unsup.h"
 
 #define WHY_1_0 "the IBVERBS_1.0 ABI of 2006 is not served; relink against IBVERBS_1.1"
-#define AT_1_0(name) __attribute__((symver(#name "@IBVERBS_1.0"))) BV_EXPORT
+/* bv10_NAME is exported as ibv_NAME@IBVERBS_1.0 */
+#define AT_1_0(name) SYMVER(bv10_##name, "ibv_" #name "@IBVERBS_1.0")
 
 /* one stub per return type: NULL, an errno int, -1 (the two event calls), nothing */
-#define PTR_1_0(name) AT_1_0(ibv_##name) void *bv10_##name(void) \
-	{ return BV_UNSUP_NULL("ibv_" #name "@IBVERBS_1.0", WHY_1_0); }
-#define INT_1_0(name) AT_1_0(ibv_##name) int bv10_##name(void) \
-	{ return BV_UNSUP_INT("ibv_" #name "@IBVERBS_1.0", WHY_1_0); }
-#define M1_1_0(name) AT_1_0(ibv_##name) int bv10_##name(void) \
-	{ return BV_UNSUP_M1("ibv_" #name "@IBVERBS_1.0", WHY_1_0); }
-#define VOID_1_0(name) AT_1_0(ibv_##name) void bv10_##name(void) \
-	{ BV_UNSUP_VOID("ibv_" #name "@IBVERBS_1.0", WHY_1_0); }
+#define PTR_1_0(name) BV_EXPORT void *bv10_##name(void) \
+	{ return BV_UNSUP_NULL("ibv_" #name "@IBVERBS_1.0", WHY_1_0); } AT_1_0(name);
+#define INT_1_0(name) BV_EXPORT int bv10_##name(void) \
+	{ return BV_UNSUP_INT("ibv_" #name "@IBVERBS_1.0", WHY_1_0); } AT_1_0(name);
+#define M1_1_0(name) BV_EXPORT int bv10_##name(void) \
+	{ return BV_UNSUP_M1("ibv_" #name "@IBVERBS_1.0", WHY_1_0); } AT_1_0(name);
+#define VOID_1_0(name) BV_EXPORT void bv10_##name(void) \
+	{ BV_UNSUP_VOID("ibv_" #name "@IBVERBS_1.0", WHY_1_0); } AT_1_0(name);
 
-AT_1_0(ibv_get_device_list) void **bv10_get_device_list(int *num_devices)
+BV_EXPORT void **bv10_get_device_list(int *num_devices)
 {
 	if (num_devices)
 		*num_devices = 0;
 	return BV_UNSUP_NULL("ibv_get_device_list@IBVERBS_1.0", WHY_1_0);
 }
+AT_1_0(get_device_list);
 
-AT_1_0(ibv_get_device_guid) __be64 bv10_get_device_guid(void)
+BV_EXPORT __be64 bv10_get_device_guid(void)
 {
 	BV_UNSUP_SAY("ibv_get_device_guid@IBVERBS_1.0", WHY_1_0);
 	errno = EOPNOTSUPP;
 	return 0;
 }
+AT_1_0(get_device_guid);
 
 VOID_1_0(free_device_list)
 PTR_1_0(get_device_name)
@@ -77,10 +81,10 @@ INT_1_0(detach_mcast)
  * libraries, which call it from their constructor). blue loads no provider and its
  * devices are its own, so the registration is noted and ignored.
  */
-__attribute__((symver("ibv_register_driver@IBVERBS_1.1")))
 BV_EXPORT void bv_register_driver_1_1(const char *name, void *init_func)
 {
 	(void)init_func;
 	BV_SAY_ONCE("ibv_register_driver: provider %s ignored (blue loads no provider)",
 		    name ? name : "(unnamed)");
 }
+SYMVER(bv_register_driver_1_1, "ibv_register_driver@IBVERBS_1.1");

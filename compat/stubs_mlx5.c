@@ -12,6 +12,7 @@
 #include <infiniband/mlx5dv.h>
 
 #include "compat/stub_log.h"
+#include "compat/symver.h"
 
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
@@ -22,12 +23,13 @@
  * one function is both. It has a name of its own: ld drops the default version of a
  * symbol that is also its own symver'd alias.
  */
-__attribute__((symver("mlx5dv_init_obj@@MLX5_1.2"), symver("mlx5dv_init_obj@MLX5_1.0")))
 STUB_EXPORT int stub_mlx5dv_init_obj(struct mlx5dv_obj *obj, uint64_t obj_type)
 {
 	STUB_NOTSUP_AS("libmlx5", "mlx5dv_init_obj", "not a Mellanox device; use plain verbs");
 	return EOPNOTSUPP;
 }
+SYMVER(stub_mlx5dv_init_obj, "mlx5dv_init_obj@@MLX5_1.2");
+SYMVER(stub_mlx5dv_init_obj, "mlx5dv_init_obj@MLX5_1.0");
 /* no, and quietly: a question answered, not a call refused */
 STUB_EXPORT bool mlx5dv_is_supported(struct ibv_device *device)
 { return false; }

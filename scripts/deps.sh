@@ -13,6 +13,7 @@ pkgs=(
   bpftrace gnuplot-nox
   librdmacm-dev
   python3-pyverbs
+  ucx-utils libfabric-bin
 )
 missing=()
 for p in "${pkgs[@]}"; do
