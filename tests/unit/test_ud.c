@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/ah.h"
 #include "runtime/codec.h"
 #include "runtime/device.h"
 #include "runtime/progress.h"
@@ -472,5 +473,66 @@ Test(ud, wrong_transport_both_ways)
 	cr_assert_eq(blue__engine_stats(fx.rc.a.ctx)->rx_wrong_transport, 1);
 	cr_assert_eq(blue_destroy_qp(fx.rc.b.qp), 0);
 	fx.rc.b.qp = ud_b;
+	ud_fx_fini(&fx);
+}
+
+Test(ud, ah_checks_and_own_gid)
+{
+	struct rc_fx fx;
+	struct blue_ah_attr at = { .sgid_index = 1, .port_num = 1 };
+	struct blue_ah *ah;
+
+	rc_fx_init_noqp(&fx, NULL);
+	/* a GID of this device: frames go to its own MAC (loopback, as rxe) */
+	cr_assert_eq(blue_query_gid(fx.a.ctx, 1, 1, &at.dgid), 0);
+	ah = blue_create_ah(fx.a.pd, &at);
+	cr_assert_not_null(ah);
+	cr_assert_eq(memcmp(ah->dmac, fx.a.mac, 6), 0);
+	cr_assert_eq(blue_dealloc_pd(fx.a.pd), EBUSY, "the PD still has an AH");
+	cr_assert_eq(blue_destroy_ah(ah), 0);
+	/* the IPv6 link-local GID index, a non-IPv4 GID, a port that is not there */
+	at.sgid_index = 0;
+	cr_assert_null(blue_create_ah(fx.a.pd, &at));
+	cr_assert_eq(errno, EINVAL);
+	at.sgid_index = 1;
+	at.port_num = 2;
+	cr_assert_null(blue_create_ah(fx.a.pd, &at));
+	cr_assert_eq(errno, EINVAL);
+	at.port_num = 1;
+	cr_assert_eq(blue_query_gid(fx.a.ctx, 1, 0, &at.dgid), 0);
+	cr_assert_null(blue_create_ah(fx.a.pd, &at));
+	cr_assert_eq(errno, EINVAL);
+	/* an IPv4 peer nobody knows: no MAC over the loopback HAL */
+	memcpy(at.dgid.raw, (const uint8_t[16]){ [10] = 0xff, [11] = 0xff, 10, 9, 9, 9 }, 16);
+	cr_assert_null(blue_create_ah(fx.a.pd, &at));
+	cr_assert_eq(errno, ENOENT);
+	rc_fx_fini(&fx);
+}
+
+/* The GRH in its own 40-byte SGE and the payload in a second one (IBA 11.4.1.1 allows any
+ * split; the bytes land as if the SGEs were one buffer). */
+Test(ud, grh_and_payload_across_two_sges)
+{
+	struct ud_fx fx;
+	struct blue_sge sge[2];
+	struct blue_recv_wr wr = { .wr_id = 5, .sg_list = sge, .num_sge = 2 }, *bad;
+	struct blue_wc wc;
+
+	ud_fx_init(&fx, QKEY, QKEY);
+	sge[0] = (struct blue_sge){ .addr = (uintptr_t)area(&fx.b, 2), .length = 30,
+				    .lkey = fx.b.mr->lkey };
+	sge[1] = (struct blue_sge){ .addr = (uintptr_t)area(&fx.b, 3), .length = 500,
+				    .lkey = fx.b.mr->lkey };
+	cr_assert_eq(blue_post_recv(fx.rc.b.qp, &wr, &bad), 0);
+	ud_send(&fx.rc.a, &fx.a, fx.a.ah, blue_qp_num(fx.rc.b.qp), QKEY, 300, 11, false, 7);
+	expect_sent(&fx, &fx.rc.a, 7);
+	wc = rc_wait1(&fx.rc, fx.rc.b.rcq, RC_WAIT_MS);
+	cr_assert_eq(wc.status, BLUE_WC_SUCCESS);
+	cr_assert_eq(wc.byte_len, BLUE_GRH_LEN + 300);
+	/* 30 GRH bytes in the first SGE, its last 10 and the payload in the second */
+	memcpy(area(&fx.b, 4), area(&fx.b, 2), 30);
+	memcpy(area(&fx.b, 4) + 30, area(&fx.b, 3), 10 + 300);
+	expect_grh(area(&fx.b, 4), &fx.cap_a);
+	cr_assert(rc_check(area(&fx.b, 3) + 10, 300, 11), "payload differs");
 	ud_fx_fini(&fx);
 }
