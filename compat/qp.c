@@ -2,8 +2,7 @@
 /*
  * Queue pairs: create (plain and extended), modify, query, destroy, and the post_send /
  * post_recv ops the program's inline ibv_post_*() call. RC and UD (a UD send WR names its
- * address handle, remote QPN and Q_Key); receives may come from an SRQ (srq.c). The calls
- * blue has no object for answer EOPNOTSUPP.
+ * address handle, remote QPN and Q_Key); receives may come from an SRQ (srq.c).
  */
 #include <stddef.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  */
 #include "compat/compat.h"
 
-#define BV_NOTSUP(what) bv_log("%s: not supported by blue (no multicast or ECE)", what)
+#define BV_NOTSUP(what) bv_log("%s: not supported by blue (no multicast, no ECE)", what)
 
 BV_EXPORT int ibv_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid, uint16_t lid)
 {

@@ -185,10 +185,10 @@ void blue__obs_publish(struct blue_context *ctx)
 	ds->eng.tx_frames = be->tx_frames + e->tx_frames;
 	ds->eng.tx_no_frame = be->tx_no_frame + e->tx_no_frame;
 	ds->eng.tx_dropped = be->tx_dropped + e->tx_dropped;
-	ds->eng.tx_loopback = be->tx_loopback + e->tx_loopback;
 	ds->eng.rx_bad_qkey = be->rx_bad_qkey + e->rx_bad_qkey;
 	ds->eng.rx_ud_no_wqe = be->rx_ud_no_wqe + e->rx_ud_no_wqe;
 	ds->eng.tx_ud_too_long = be->tx_ud_too_long + e->tx_ud_too_long;
+	ds->eng.tx_loopback = be->tx_loopback + e->tx_loopback;
 
 	ctx->obs.next_publish_ns = ctx->eng.now_ns + BLUE_DEV_PUBLISH_NS;
 	__atomic_store_n(&ds->published_ns, blue__now_ns(), __ATOMIC_RELEASE);

@@ -28,7 +28,6 @@
 #include "runtime/progress.h"
 #include "runtime/qp.h"
 #include "runtime/rq.h"
-#include "runtime/srq.h"
 
 const char *const blue__resp_state_name[BLUE_RESP__MAX] = {
 	[BLUE_RESP_CHECK_PSN] = "check_psn",
@@ -208,9 +207,7 @@ static enum blue_wc_status recv_place(struct blue_qp *qp, const struct blue_recv
 
 	if (len > w->length || off > w->length - len)
 		return BLUE_WC_LOC_LEN_ERR;
-	/* an SRQ's WQEs name memory of the SRQ's PD (IBA 10.2.9) */
-	v = blue__copy_data(qp->ctx, qp->srq ? qp->srq->pd : qp->pd, w->sge, w->num_sge, off,
-			    (void *)data, len,
+	v = blue__copy_data(qp->ctx, blue__rq_pd(qp), w->sge, w->num_sge, off, (void *)data, len,
 			    BLUE_ACCESS_LOCAL_WRITE, BLUE_COPY_TO_MEM, NULL, &bad);
 	if (v != BLUE_MR_OK) {
 		blue__logf("QP 0x%x: receive wr_id %llu, SGE %u (lkey 0x%x): %s", qp->qpn,

@@ -91,7 +91,7 @@ static enum blue_wc_status ud_copy(struct blue_qp *qp, const struct blue_recv_wq
 
 	if (!len)
 		return BLUE_WC_SUCCESS;
-	v = blue__copy_data(qp->ctx, qp->pd, w->sge, w->num_sge, off, (void *)data, len,
+	v = blue__copy_data(qp->ctx, blue__rq_pd(qp), w->sge, w->num_sge, off, (void *)data, len,
 			    BLUE_ACCESS_LOCAL_WRITE, BLUE_COPY_TO_MEM, NULL, &bad);
 	if (v == BLUE_MR_OK)
 		return BLUE_WC_SUCCESS;

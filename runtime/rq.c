@@ -49,6 +49,11 @@ void blue__rq_end(struct blue_qp *qp)
 	qp->rq_held = false;
 }
 
+struct blue_pd *blue__rq_pd(const struct blue_qp *qp)
+{
+	return qp->srq ? qp->srq->pd : qp->pd;
+}
+
 /* A receive WQE that will not be filled: a FLUSH_ERR completion. Return: 0 or -ENOSPC. */
 static int rwqe_flush(struct blue_qp *qp, const struct blue_recv_wqe *w)
 {

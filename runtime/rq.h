@@ -18,7 +18,8 @@ struct blue_qp;
 
 /*
  * blue__rq_begin() - the receive WQE a new message lands in, now held by @qp until
- * blue__rq_end(); the same one again while it is held.
+ * blue__rq_end(); the same one again while it is held. From an SRQ it is the SRQ's head
+ * WQE, copied into the QP (and the SRQ's limit event may fire: srq.h).
  * Return: the WQE, or NULL when none is posted (the responder answers RNR).
  */
 const struct blue_recv_wqe *blue__rq_begin(struct blue_qp *qp) __attribute__((visibility("hidden")));
@@ -31,8 +32,15 @@ const struct blue_recv_wqe *blue__rq_cur(const struct blue_qp *qp)
 void blue__rq_end(struct blue_qp *qp) __attribute__((visibility("hidden")));
 
 /*
+ * blue__rq_pd() - the PD a receive WQE's memory is checked against: the SRQ's for a QP
+ * on an SRQ (IBA 10.2.9: its WQEs were posted there), else the QP's.
+ */
+struct blue_pd *blue__rq_pd(const struct blue_qp *qp) __attribute__((visibility("hidden")));
+
+/*
  * blue__rq_flush() - in ERROR: complete the held WQE and every WQE of the QP's own
- * queue with BLUE_WC_WR_FLUSH_ERR (an SRQ's other WQEs stay: other QPs may use them).
+ * queue with BLUE_WC_WR_FLUSH_ERR (an SRQ's other WQEs stay: other QPs may use them);
+ * on an SRQ, then raise QP_LAST_WQE_REACHED, once (IBA 11.5.2.8).
  * Stops early when the receive CQ is full; the next pass resumes.
  * Return: 0 when nothing is left to flush, -ENOSPC when the CQ stopped it.
  */

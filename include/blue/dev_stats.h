@@ -113,10 +113,10 @@ struct blue_dev_engine {
 	__u64	tx_frames;
 	__u64	tx_no_frame;
 	__u64	tx_dropped;
-	__u64	tx_loopback;	/* frames to this device itself, looped back in the engine */
 	__u64	rx_bad_qkey;	/* UD: dropped, the Q_Key is not the QP's */
 	__u64	rx_ud_no_wqe;	/* UD: dropped, no receive WQE posted */
 	__u64	tx_ud_too_long;	/* UD: sends over the MTU, completed unsent */
+	__u64	tx_loopback;	/* frames to this device itself, looped back in the engine */
 	__u64	reserved[4];
 };
 

@@ -303,8 +303,8 @@ spp() {
 }
 
 # -c: every received buffer is checked against what the peer sent
-test_srq_pingpong_4096() { spp 4096 200 18586 -c; }
-test_srq_pingpong_events() { spp 64 200 18587 -e; }
+test_srq_pingpong_4096() { spp 4096 200 18588 -c; }
+test_srq_pingpong_events() { spp 64 200 18589 -e; }
 
 # ibv_asyncwatch sleeps in ibv_get_async_event on a device it only opened; the carrier
 # going away and coming back reaches it as PORT_ERR, then PORT_ACTIVE.

@@ -10,8 +10,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime/events.h"
@@ -183,5 +185,43 @@ Test(compat_srq, receive_limit_and_routing, .init = quiet)
 	cr_assert_eq(ibv_destroy_qp(fx.b.qp), 0);
 	fx.b.qp = NULL;
 	cr_assert_eq(ibv_destroy_srq(srq), 0);
+	cx_fini(&fx);
+}
+
+struct waiter {
+	struct ibv_context *ctx;
+	struct ibv_async_event e;
+	int rc;
+};
+
+static void *wait_event(void *arg)
+{
+	struct waiter *w = arg;
+
+	w->rc = ibv_get_async_event(w->ctx, &w->e);
+	return NULL;
+}
+
+/* A blocking ibv_get_async_event (the fd as opened) wakes for an event raised later. */
+Test(compat_srq, blocking_get_async_event_wakes, .init = quiet)
+{
+	struct waiter w = { .rc = -2 };
+	struct timespec until;
+	struct cx_fx fx;
+	pthread_t t;
+
+	cx_init_noqp(&fx);
+	w.ctx = fx.b.ctx;
+	cr_assert_eq(pthread_create(&t, NULL, wait_event, &w), 0);
+	usleep(20000);	/* let it block; the test holds either way */
+	bv_lock(bv_ctx(fx.b.ctx));
+	blue__events_port_seen(bv_ctx(fx.b.ctx)->bctx, false);
+	bv_unlock(bv_ctx(fx.b.ctx));
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += CX_WAIT_MS / 1000;
+	cr_assert_eq(pthread_timedjoin_np(t, NULL, &until), 0, "still blocked");
+	cr_assert_eq(w.rc, 0);
+	cr_assert_eq(w.e.event_type, IBV_EVENT_PORT_ERR);
+	cr_assert_eq(w.e.element.port_num, 1);
 	cx_fini(&fx);
 }

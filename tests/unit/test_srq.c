@@ -23,6 +23,7 @@
 struct srq_fx {
 	struct rc_fx fx;
 	struct blue_srq *srq;
+	struct blue_pd *srq_pd;		/* the SRQ's PD: B's, or one of its own */
 	struct rc_side a[NQ], b[NQ];	/* copies of fx.a/fx.b, each with its own QP */
 	int tag[NQ];			/* qp_context of b[i] */
 	uint8_t *rbuf, *sbuf;
@@ -51,8 +52,12 @@ static struct blue_qp *qp_on_srq(struct rc_fx *fx, struct rc_side *s, struct blu
 	return s->qp;
 }
 
-/* B's NQ QPs on one SRQ of @max_wr WQEs, each connected to one of A's QPs. */
-static void srq_fx_init(struct srq_fx *f, const struct rc_opts *o, uint32_t max_wr)
+/*
+ * B's NQ QPs on one SRQ of @max_wr WQEs, each connected to one of A's QPs. With
+ * @own_pd the SRQ and B's receive buffers are in a PD of their own, not the QPs'.
+ */
+static void srq_fx_init_pd(struct srq_fx *f, const struct rc_opts *o, uint32_t max_wr,
+			   bool own_pd)
 {
 	struct blue_srq_attr sa = { .max_wr = max_wr, .max_sge = 2 };
 	unsigned int acc = BLUE_ACCESS_LOCAL_WRITE;
@@ -60,7 +65,9 @@ static void srq_fx_init(struct srq_fx *f, const struct rc_opts *o, uint32_t max_
 
 	memset(f, 0, sizeof(*f));
 	rc_fx_init_noqp(&f->fx, o);
-	f->srq = blue_create_srq(f->fx.b.pd, &sa, f);
+	f->srq_pd = own_pd ? blue_alloc_pd(f->fx.b.ctx) : f->fx.b.pd;
+	cr_assert_not_null(f->srq_pd);
+	f->srq = blue_create_srq(f->srq_pd, &sa, f);
 	cr_assert_not_null(f->srq, "create_srq");
 	cr_assert_geq(sa.max_wr, max_wr);
 	for (i = 0; i < NQ; i++) {
@@ -77,9 +84,14 @@ static void srq_fx_init(struct srq_fx *f, const struct rc_opts *o, uint32_t max_
 	f->rbuf = calloc(f->nbuf, SLOT);
 	f->sbuf = calloc(f->nbuf, SLOT);
 	cr_assert(f->rbuf && f->sbuf);
-	f->rmr = blue_reg_mr(f->fx.b.pd, f->rbuf, f->nbuf * SLOT, acc);
+	f->rmr = blue_reg_mr(f->srq_pd, f->rbuf, f->nbuf * SLOT, acc);
 	f->smr = blue_reg_mr(f->fx.a.pd, f->sbuf, f->nbuf * SLOT, acc);
 	cr_assert(f->rmr && f->smr);
+}
+
+static void srq_fx_init(struct srq_fx *f, const struct rc_opts *o, uint32_t max_wr)
+{
+	srq_fx_init_pd(f, o, max_wr, false);
 }
 
 static void srq_fx_fini(struct srq_fx *f)
@@ -94,6 +106,8 @@ static void srq_fx_fini(struct srq_fx *f)
 	cr_assert_eq(blue_destroy_srq(f->srq), 0);
 	cr_assert_eq(blue_dereg_mr(f->rmr), 0);
 	cr_assert_eq(blue_dereg_mr(f->smr), 0);
+	if (f->srq_pd != f->fx.b.pd)
+		cr_assert_eq(blue_dealloc_pd(f->srq_pd), 0);
 	free(f->rbuf);
 	free(f->sbuf);
 	rc_fx_fini(&f->fx);
@@ -360,5 +374,25 @@ Test(srq, last_wqe_reached_after_held_wqe_flushed)
 	cr_assert_eq(wc.status, BLUE_WC_SUCCESS);
 	cr_assert_eq(wc.wr_id, 101);
 	cr_assert(rc_check(f.rbuf + SLOT, 100, 2));
+	srq_fx_fini(&f);
+}
+
+/*
+ * The SRQ's WQEs name memory of the SRQ's PD (IBA 10.2.9), which need not be the QP's:
+ * a receive lands in a buffer registered in the SRQ's PD only.
+ */
+Test(srq, receive_checked_against_the_srq_pd)
+{
+	struct srq_fx f;
+	struct blue_wc wc;
+
+	srq_fx_init_pd(&f, NULL, 8, true);
+	srq_post(&f, 0);
+	send_on(&f, 0, 0, 500, 3);
+	sends_done(&f, 1);
+	wc = rc_wait1(&f.fx, f.fx.b.rcq, RC_WAIT_MS);
+	cr_assert_eq(wc.status, BLUE_WC_SUCCESS, "%s", blue_wc_status_str(wc.status));
+	cr_assert_eq(wc.wr_id, 100);
+	cr_assert(rc_check(f.rbuf, 500, 3));
 	srq_fx_fini(&f);
 }
