@@ -316,11 +316,24 @@ BV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-BV_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+BV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-	(void)cq;
-	bv_log("ibv_resize_cq: not supported (asked for %d entries); create a larger CQ", cqe);
-	return bv_ret(EOPNOTSUPP);
+	struct bv_cq *cq = bv_cq(ibcq);
+	struct bv_context *c;
+	int err;
+
+	if (!ibcq) {
+		bv_log("ibv_resize_cq: cq is NULL");
+		return bv_ret(EINVAL);
+	}
+	c = bv_ctx(ibcq->context);
+	bv_lock(c);
+	err = blue__cq_resize(cq->bcq, cqe, (uint32_t)(cq->nwc - cq->cur));
+	bv_unlock(c);
+	if (err)
+		return bv_ret(err);
+	ibcq->cqe = cqe;
+	return 0;
 }
 
 /*

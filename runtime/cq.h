@@ -67,6 +67,17 @@ int blue__cq_push(struct blue_cq *cq, const struct blue_wc *wc, bool solicited)
 void blue__cq_clean(struct blue_cq *cq, uint32_t qpn) __attribute__((visibility("hidden")));
 
 /*
+ * blue__cq_resize() - give @cq room for @cqe completions, keeping the unpolled ones in
+ * order (ibv_resize_cq(3)). @held: completions the caller took out of the ring and has
+ * not handed to the application yet (compat's extended poll batch); they count too.
+ * Locking: the context's one thread (the engine does not produce meanwhile).
+ * Return: 0; EINVAL (after a message) when @cqe is out of range or fewer than the
+ * unpolled completions; ENOMEM.
+ */
+int blue__cq_resize(struct blue_cq *cq, int cqe, uint32_t held)
+	__attribute__((visibility("hidden")));
+
+/*
  * blue__channels_timer() - the engine's next deadline (CLOCK_MONOTONIC ns, 0: none),
  * so that an application asleep on a channel fd wakes up for retransmissions.
  */

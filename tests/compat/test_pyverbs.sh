@@ -51,7 +51,6 @@ allowed	Importing a device is not supported|object imports are not supported	ibv
 allowed	There are no huge pages|Huge pages of size	environment: no 2 MiB huge pages are reserved on this machine
 allowed	All gid indices populated	blue's GID table holds exactly its two GIDs (link-local, IPv4), both valid
 allowed	Query device real time|timestamp	completion timestamps: not implemented
-allowed	Resize CQ is not supported	ibv_resize_cq: not implemented; create a larger CQ
 allowed	Multicast is not supported	UD multicast: not implemented
 allowed	PCI device must be passed	mlx5 VFIO: vendor-specific
 required	Create QP type 4 is not|UD QP|with attrs ud|ud is not supported	UD QPs (issue 14)

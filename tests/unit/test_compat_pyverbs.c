@@ -96,6 +96,27 @@ static enum ibv_wc_status write_to_b(struct cx_fx *fx, uint64_t raddr, uint32_t 
 	return wc.status;
 }
 
+/* Completions of @s's CQ not yet polled: in libblue's ring and in compat's batch. */
+static uint32_t cq_pending(struct cx_side *s)
+{
+	struct bv_cq *cq = bv_cq(ibv_cq_ex_to_cq(s->cq));
+
+	return blue_ring_count(&cq->bcq->ring) + (uint32_t)(cq->nwc - cq->cur);
+}
+
+/* The same WRITE posted only, as @wr_id. Return: ibv_post_send's. */
+static int write_to_b_nowait(struct cx_fx *fx, uint64_t wr_id)
+{
+	struct ibv_sge sge = { (uintptr_t)fx->a.buf, 8, fx->a.mr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .sg_list = &sge, .num_sge = 1, .opcode = IBV_WR_RDMA_WRITE,
+		.send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)fx->b.buf, .rkey = fx->b.mr->rkey },
+	}, *bad;
+
+	return ibv_post_send(fx->a.qp, &wr, &bad);
+}
+
 /* test_mr.MRTest.test_mr_rereg_access(_bad_flow): the peer keeps the rkey it was given,
  * so the keys stay; without remote write, the next WRITE is a remote access error */
 Test(compat_pyverbs, rereg_mr_access_keeps_the_keys, .init = quiet)
@@ -228,14 +249,6 @@ Test(compat_pyverbs, send_into_a_bad_receive_wqe_completes_rem_op_err_first, .in
 	free(nbuf);
 }
 
-/* Completions of @s's CQ not yet polled: in libblue's ring and in compat's batch. */
-static uint32_t cq_pending(struct cx_side *s)
-{
-	struct bv_cq *cq = bv_cq(ibv_cq_ex_to_cq(s->cq));
-
-	return blue_ring_count(&cq->bcq->ring) + (uint32_t)(cq->nwc - cq->cur);
-}
-
 static void to_reset(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
@@ -294,5 +307,43 @@ Test(compat_pyverbs, reset_removes_the_qps_completions_from_its_cqs, .init = qui
 	cr_assert_eq(wc.wr_id, 31);
 	cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 	cr_assert_eq(wc.byte_len, 64);
+	cx_fini(&fx);
+}
+
+/*
+ * test_cq.CQTest.test_resize_cq: ibv_resize_cq to fewer and more entries keeps what is
+ * unpolled, reports at least what was asked, and refuses (EINVAL) fewer entries than
+ * there are unpolled completions.
+ */
+Test(compat_pyverbs, resize_cq_keeps_its_completions, .init = quiet)
+{
+	struct ibv_cq *cq;
+	struct ibv_wc wc;
+	struct cx_fx fx;
+	uint32_t i;
+
+	cx_init(&fx, 0);
+	cq = ibv_cq_ex_to_cq(fx.a.cq);
+	cr_assert_eq(ibv_resize_cq(cq, 1), 0, "smaller: %s", strerror(errno));
+	cr_assert_geq(cq->cqe, 1);
+	cr_assert_eq(ibv_resize_cq(cq, 7), 0, "larger: %s", strerror(errno));
+	cr_assert_geq(cq->cqe, 7);
+	for (i = 0; i < 6; i++) {
+		memset(fx.a.buf, (int)i, 8);
+		cr_assert_eq(write_to_b_nowait(&fx, 100 + i), 0);
+	}
+	for (i = 0; i < 20 && cq_pending(&fx.a) < 6; i++)
+		(void)ibv_poll_cq(ibv_cq_ex_to_cq(fx.b.cq), 0, &wc);
+	cr_assert_eq(cq_pending(&fx.a), 6, "the six WRITEs completed");
+	errno = 0;
+	cr_assert_eq(ibv_resize_cq(cq, 1), EINVAL, "six unpolled into one entry");
+	cr_assert_eq(ibv_resize_cq(cq, 64), 0);
+	cr_assert_geq(cq->cqe, 64);
+	for (i = 0; i < 6; i++) {
+		cr_assert_eq(ibv_poll_cq(cq, 1, &wc), 1);
+		cr_assert_eq(wc.wr_id, 100 + i, "in order across the resize");
+		cr_assert_eq(wc.status, IBV_WC_SUCCESS);
+	}
+	cr_assert_eq(ibv_resize_cq(cq, 0), EINVAL);
 	cx_fini(&fx);
 }
