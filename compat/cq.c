@@ -217,10 +217,18 @@ static struct ibv_cq_ex *bv_create_cq_ex(struct ibv_context *context,
 		       (unsigned long long)(attr->wc_flags & ~(uint64_t)BV_CQX_WC_FLAGS));
 		return bv_null(EOPNOTSUPP);
 	}
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) {
-		bv_log("ibv_create_cq_ex: comp_mask 0x%x: parent domains are not supported",
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					  IBV_CQ_INIT_ATTR_MASK_PD)) {
+		bv_log("ibv_create_cq_ex: comp_mask 0x%x has bits blue does not know",
 		       attr->comp_mask);
 		return bv_null(EOPNOTSUPP);
+	}
+	/* a CQ "on" a parent domain: its allocators are hints (mr_pd.c); it must be one */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != context ||
+	     !bv_pd(attr->parent_domain)->parent_of)) {
+		bv_log("ibv_create_cq_ex: parent_domain is not a parent domain of this context");
+		return bv_null(EINVAL);
 	}
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {

@@ -35,17 +35,79 @@ BV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	return &p->pd;
 }
 
+/*
+ * A parent domain (ibv_alloc_parent_domain(3)): a PD that stands for the one it is
+ * given wherever a PD is taken, so it shares that PD's libblue object. The allocators
+ * are hints a provider may use for its buffers; libblue's queues are its own rings, so
+ * they are kept but not called (IBV_ALLOCATOR_USE_DEFAULT, in effect). Thread domains
+ * do not exist here: one with a td is refused.
+ */
+static struct ibv_pd *bv_alloc_parent_domain(struct ibv_context *context,
+					     struct ibv_parent_domain_init_attr *attr)
+{
+	uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			 IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	struct bv_context *c = bv_ctx(context);
+	struct bv_pd *base, *p;
+
+	if (!attr || !attr->pd || attr->pd->context != context ||
+	    bv_pd(attr->pd)->parent_of || (attr->comp_mask & ~known)) {
+		bv_log("ibv_alloc_parent_domain: %s", !attr ? "attr is NULL" :
+		       !attr->pd ? "attr->pd is NULL" :
+		       attr->pd->context != context ? "attr->pd is of another context" :
+		       bv_pd(attr->pd)->parent_of ? "attr->pd is a parent domain itself" :
+		       "unknown comp_mask bits");
+		return bv_null(EINVAL);
+	}
+	if (attr->td) {
+		bv_log("ibv_alloc_parent_domain: thread domains are not supported");
+		return bv_null(EOPNOTSUPP);
+	}
+	base = bv_pd(attr->pd);
+	p = bv_obj_new(sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pd.context = context;
+	p->bpd = base->bpd;
+	p->parent_of = base;
+	bv_lock(c);
+	base->nparents++;
+	bv_list_add(&c->pds, &p->link);
+	bv_unlock(c);
+	return &p->pd;
+}
+
+void bv_pd_init_ops(struct bv_context *c)
+{
+	c->vctx.alloc_parent_domain = bv_alloc_parent_domain;
+}
+
 BV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	struct bv_context *c;
+	struct bv_pd *p;
 	int err;
 
 	if (!pd) {
 		bv_log("ibv_dealloc_pd: pd is NULL");
 		return bv_ret(EINVAL);
 	}
+	p = bv_pd(pd);
 	c = bv_ctx(pd->context);
 	bv_lock(c);
+	if (p->parent_of) {	/* its objects are its PD's: nothing of libblue's to free */
+		p->parent_of->nparents--;
+		bv_list_del(&p->link);
+		bv_unlock(c);
+		free(p);
+		return 0;
+	}
+	if (p->nparents) {
+		bv_unlock(c);
+		bv_log("ibv_dealloc_pd: %u parent domains still stand on the PD; dealloc them "
+		       "first", p->nparents);
+		return bv_ret(EBUSY);
+	}
 	err = blue_dealloc_pd(bv_pd(pd)->bpd);
 	if (!err)
 		bv_list_del(&bv_pd(pd)->link);

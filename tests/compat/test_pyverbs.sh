@@ -44,7 +44,6 @@ allowed	test_qp_ex_rc_bind_mw: Extended QP is not supported	memory windows (bind
 allowed	test_qp_ex_rc_atomic_write: Extended QP is not supported	RDMA atomic write (IBTA 1.5 send op): not implemented
 allowed	Create QP type 3 is not|Create UC QP|UC QP	UC: the next issue
 allowed	Create QP type 8 is not|Raw Packet QP|RAW QP	raw packet QPs (flow steering, RSS): blue is a RoCE transport, not a NIC
-allowed	Parent Domain is not supported	parent domains (custom allocators): not implemented
 allowed	^tests\.test_tag_matching\.|Tag matching is not supported	tag matching (its CQs ask for IBV_WC_EX_WITH_TM_INFO): an offload blue does not have
 allowed	doesn't have net interface|SkipTest occurred on	rdma_cm: blue's librdmacm is a stub (no rdma_cm yet)
 allowed	Importing a device is not supported|object imports are not supported	ibv_import_device on a dup of cmd_fd: blue has no kernel objects behind the fd to share (ibv_import_* say EOPNOTSUPP)

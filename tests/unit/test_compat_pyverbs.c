@@ -283,9 +283,10 @@ Test(compat_pyverbs, reset_removes_the_qps_completions_from_its_cqs, .init = qui
 	cx_wait(&fx, &fx.a, &wc);
 	cr_assert_eq(wc.wr_id, 10);
 	cr_assert_eq(wc.status, IBV_WC_REM_OP_ERR, "%s", ibv_wc_status_str(wc.status));
-	for (i = 0; i < 10 && (!cq_pending(&fx.a) || !cq_pending(&fx.b)); i++) {
+	for (i = 0; i < CX_WAIT_MS && (!cq_pending(&fx.a) || !cq_pending(&fx.b)); i++) {
 		(void)ibv_poll_cq(ibv_cq_ex_to_cq(fx.a.cq), 0, &wc);
 		(void)ibv_poll_cq(ibv_cq_ex_to_cq(fx.b.cq), 0, &wc);
+		usleep(1000);
 	}
 	cr_assert_geq(cq_pending(&fx.a), 1, "A's flushed receive is not in its CQ");
 	cr_assert_geq(cq_pending(&fx.b), 1, "B's failed receive is not in its CQ");
@@ -332,8 +333,12 @@ Test(compat_pyverbs, resize_cq_keeps_its_completions, .init = quiet)
 		memset(fx.a.buf, (int)i, 8);
 		cr_assert_eq(write_to_b_nowait(&fx, 100 + i), 0);
 	}
-	for (i = 0; i < 20 && cq_pending(&fx.a) < 6; i++)
+	/* both engines driven (zero-entry polls take nothing), at most CX_WAIT_MS */
+	for (i = 0; i < CX_WAIT_MS && cq_pending(&fx.a) < 6; i++) {
 		(void)ibv_poll_cq(ibv_cq_ex_to_cq(fx.b.cq), 0, &wc);
+		(void)ibv_poll_cq(cq, 0, &wc);
+		usleep(1000);
+	}
 	cr_assert_eq(cq_pending(&fx.a), 6, "the six WRITEs completed");
 	errno = 0;
 	cr_assert_eq(ibv_resize_cq(cq, 1), EINVAL, "six unpolled into one entry");
@@ -345,5 +350,88 @@ Test(compat_pyverbs, resize_cq_keeps_its_completions, .init = quiet)
 		cr_assert_eq(wc.status, IBV_WC_SUCCESS);
 	}
 	cr_assert_eq(ibv_resize_cq(cq, 0), EINVAL);
+	cx_fini(&fx);
+}
+
+static void *pd_alloc_hook(struct ibv_pd *pd, void *pd_context, size_t size, size_t align,
+			   uint64_t type)
+{
+	(void)pd; (void)pd_context; (void)size; (void)align; (void)type;
+	return IBV_ALLOCATOR_USE_DEFAULT;
+}
+
+static void pd_free_hook(struct ibv_pd *pd, void *pd_context, void *ptr, uint64_t type)
+{
+	(void)pd; (void)pd_context; (void)ptr; (void)type;
+}
+
+/*
+ * test_parent_domain.ParentDomainTrafficTest: a parent domain stands for its PD in
+ * ibv_reg_mr, ibv_create_qp and ibv_create_cq_ex (IBV_CQ_INIT_ATTR_MASK_PD); traffic
+ * flows; the PD cannot go before the parent domain on it.
+ */
+Test(compat_pyverbs, parent_domain_stands_for_its_pd, .init = quiet)
+{
+	struct ibv_parent_domain_init_attr pa = {
+		.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			     IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT,
+		.alloc = pd_alloc_hook, .free = pd_free_hook, .pd_context = &pa,
+	};
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 64, .wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+	};
+	struct ibv_pd *par, *other;
+	struct ibv_mr *mr, *omr;
+	struct ibv_cq_ex *cq;
+	struct cx_fx fx;
+
+	cx_init_noqp(&fx);
+	pa.pd = fx.b.pd;
+	par = ibv_alloc_parent_domain(fx.b.ctx, &pa);
+	cr_assert_not_null(par, "ibv_alloc_parent_domain: %s", strerror(errno));
+	cr_assert_eq(par->context, fx.b.ctx);
+	errno = 0;
+	ca.parent_domain = fx.b.pd;
+	cr_assert_null(ibv_create_cq_ex(fx.b.ctx, &ca), "a plain PD is no parent domain");
+	cr_assert_eq(errno, EINVAL);
+	ca.parent_domain = par;
+	cq = ibv_create_cq_ex(fx.b.ctx, &ca);
+	cr_assert_not_null(cq, "create_cq_ex on a parent domain: %s", strerror(errno));
+	/* B's QP, and the MR it is written through, on the parent domain */
+	mr = ibv_reg_mr(par, fx.b.buf + 4096, 4096, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	cr_assert_not_null(mr, "reg_mr: %s", strerror(errno));
+	cr_assert_eq(mr->pd, par);
+	fx.a.qp = cx_qp_create(&fx.a, 0);
+	{
+		struct ibv_qp_init_attr qa = {
+			.send_cq = ibv_cq_ex_to_cq(cq), .recv_cq = ibv_cq_ex_to_cq(cq),
+			.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+				 .max_recv_sge = 1 },
+			.qp_type = IBV_QPT_RC,
+		};
+
+		fx.b.qp = ibv_create_qp(par, &qa);
+		cr_assert_not_null(fx.b.qp, "create_qp on a parent domain: %s", strerror(errno));
+	}
+	cx_connect(&fx);
+	memset(fx.a.buf, 0x77, 32);
+	cr_assert_eq(write_to_b(&fx, (uintptr_t)fx.b.buf + 4096, mr->rkey, 32), IBV_WC_SUCCESS);
+	cr_assert_eq(fx.b.buf[4096 + 31], 0x77);
+	/* an MR of the PD itself is in the same protection domain */
+	omr = fx.b.mr;
+	cr_assert_eq(write_to_b(&fx, (uintptr_t)fx.b.buf, omr->rkey, 8), IBV_WC_SUCCESS);
+	/* another PD's MR is not */
+	other = ibv_alloc_pd(fx.b.ctx);
+	cr_assert_not_null(other);
+	cr_assert_eq(ibv_dealloc_pd(fx.b.pd), EBUSY, "its parent domain is still there");
+	cr_assert_eq(ibv_destroy_qp(fx.b.qp), 0);
+	fx.b.qp = NULL;
+	cr_assert_eq(ibv_dereg_mr(mr), 0);
+	cr_assert_eq(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)), 0);
+	cr_assert_eq(ibv_dealloc_pd(par), 0);
+	cr_assert_eq(ibv_dealloc_pd(other), 0);
+	fx.b.qp = cx_qp_create(&fx.b, 0);	/* cx_fini destroys one */
 	cx_fini(&fx);
 }
