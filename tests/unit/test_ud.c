@@ -536,3 +536,41 @@ Test(ud, grh_and_payload_across_two_sges)
 	cr_assert(rc_check(area(&fx.b, 3) + 10, 300, 11), "payload differs");
 	ud_fx_fini(&fx);
 }
+
+/* A UD QP created on an SRQ takes its receive from it: GRH then payload, bytes compared. */
+Test(ud, receive_from_an_srq)
+{
+	struct blue_srq_attr sa = { .max_wr = 8, .max_sge = 1 };
+	struct blue_sge sge;
+	struct blue_recv_wr rwr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct blue_qp_init_attr ia;
+	struct blue_srq *srq;
+	struct blue_qp *qp;
+	struct blue_wc wc;
+	struct ud_fx fx;
+
+	ud_fx_init(&fx, 0x11, 0x22);
+	srq = blue_create_srq(fx.rc.b.pd, &sa, NULL);
+	cr_assert_not_null(srq);
+	ia = (struct blue_qp_init_attr){
+		.send_cq = fx.rc.b.scq, .recv_cq = fx.rc.b.rcq, .srq = srq,
+		.cap = { .max_send_wr = 4, .max_send_sge = 1 }, .qp_type = BLUE_QPT_UD,
+	};
+	qp = blue_create_qp(fx.rc.b.pd, &ia);
+	cr_assert_not_null(qp, "UD QP on an SRQ: %s", strerror(errno));
+	ud_qp_up(qp, 0x22, 0x30);
+	sge = (struct blue_sge){ .addr = (uintptr_t)area(&fx.b, 1), .length = BUFLEN,
+				 .lkey = fx.b.mr->lkey };
+	cr_assert_eq(blue_post_srq_recv(srq, &rwr, &bad), 0);
+	ud_send(&fx.rc.a, &fx.a, fx.a.ah, blue_qp_num(qp), 0x22, 300, 5, false, 1);
+	expect_sent(&fx, &fx.rc.a, 1);
+	wc = rc_wait1(&fx.rc, fx.rc.b.rcq, RC_WAIT_MS);
+	cr_assert_eq(wc.status, BLUE_WC_SUCCESS, "%s", blue_wc_status_str(wc.status));
+	cr_assert_eq(wc.wr_id, 7);
+	cr_assert_eq(wc.qp_num, blue_qp_num(qp));
+	cr_assert_eq(wc.byte_len, BLUE_GRH_LEN + 300);
+	cr_assert(rc_check(area(&fx.b, 1) + BLUE_GRH_LEN, 300, 5));
+	cr_assert_eq(blue_destroy_qp(qp), 0);
+	cr_assert_eq(blue_destroy_srq(srq), 0);
+	ud_fx_fini(&fx);
+}
