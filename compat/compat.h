@@ -125,7 +125,9 @@ struct bv_context {
 struct bv_pd {
 	struct ibv_pd pd;
 	struct bv_link link;
-	struct blue_pd *bpd;
+	struct blue_pd *bpd;		/* a parent domain's is its PD's */
+	struct bv_pd *parent_of;	/* a parent domain: the PD it stands on (else NULL) */
+	unsigned int nparents;		/* parent domains on this PD; under lock */
 };
 
 struct bv_mr {
@@ -245,6 +247,7 @@ int bv_ctx_open(struct bv_context *c) BV_HIDDEN;
 
 /* ops tables filled at open */
 void bv_query_init_ops(struct bv_context *c) BV_HIDDEN;
+void bv_pd_init_ops(struct bv_context *c) BV_HIDDEN;
 void bv_cq_init_ops(struct bv_context *c) BV_HIDDEN;
 void bv_qp_init_ops(struct bv_context *c) BV_HIDDEN;
 void bv_qp_ex_init(struct bv_qp *q) BV_HIDDEN;
@@ -259,6 +262,13 @@ void bv_async_pump(struct bv_core *core) BV_HIDDEN;
 void bv_async_forget(struct bv_context *c, const struct ibv_qp *qp, const struct ibv_srq *srq)
 	BV_HIDDEN;
 void bv_srq_init_ops(struct bv_context *c) BV_HIDDEN;
+
+/*
+ * bv_cq_clean() - drop @qpn's completions from what an extended poll took from libblue
+ * and has not served yet (libblue cleans its own ring: a QP going to RESET).
+ * Locking: with the context lock held.
+ */
+void bv_cq_clean(struct bv_cq *cq, uint32_t qpn) BV_HIDDEN;
 
 /* mr_pd.c: ibv access flags -> blue's (0, or -errno after a message) */
 int bv_access(int ibv_access, const char *who) BV_HIDDEN;

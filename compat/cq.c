@@ -108,6 +108,16 @@ static int bv_poll_cq(struct ibv_cq *ibcq, int num, struct ibv_wc *wc)
 	return got;
 }
 
+void bv_cq_clean(struct bv_cq *cq, uint32_t qpn)
+{
+	int i, n = cq->cur;
+
+	for (i = cq->cur; i < cq->nwc; i++)
+		if (cq->wc[i].qp_num != qpn)
+			cq->wc[n++] = cq->wc[i];
+	cq->nwc = n;
+}
+
 static int bv_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 {
 	struct bv_context *c = bv_ctx(ibcq->context);
@@ -207,10 +217,18 @@ static struct ibv_cq_ex *bv_create_cq_ex(struct ibv_context *context,
 		       (unsigned long long)(attr->wc_flags & ~(uint64_t)BV_CQX_WC_FLAGS));
 		return bv_null(EOPNOTSUPP);
 	}
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS) {
-		bv_log("ibv_create_cq_ex: comp_mask 0x%x: parent domains are not supported",
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					  IBV_CQ_INIT_ATTR_MASK_PD)) {
+		bv_log("ibv_create_cq_ex: comp_mask 0x%x has bits blue does not know",
 		       attr->comp_mask);
 		return bv_null(EOPNOTSUPP);
+	}
+	/* a CQ "on" a parent domain: its allocators are hints (mr_pd.c); it must be one */
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != context ||
+	     !bv_pd(attr->parent_domain)->parent_of)) {
+		bv_log("ibv_create_cq_ex: parent_domain is not a parent domain of this context");
+		return bv_null(EINVAL);
 	}
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED)) {
@@ -306,11 +324,24 @@ BV_EXPORT int ibv_destroy_cq(struct ibv_cq *ibcq)
 	return 0;
 }
 
-BV_EXPORT int ibv_resize_cq(struct ibv_cq *cq, int cqe)
+BV_EXPORT int ibv_resize_cq(struct ibv_cq *ibcq, int cqe)
 {
-	(void)cq;
-	bv_log("ibv_resize_cq: not supported (asked for %d entries); create a larger CQ", cqe);
-	return bv_ret(EOPNOTSUPP);
+	struct bv_cq *cq = bv_cq(ibcq);
+	struct bv_context *c;
+	int err;
+
+	if (!ibcq) {
+		bv_log("ibv_resize_cq: cq is NULL");
+		return bv_ret(EINVAL);
+	}
+	c = bv_ctx(ibcq->context);
+	bv_lock(c);
+	err = blue__cq_resize(cq->bcq, cqe, (uint32_t)(cq->nwc - cq->cur));
+	bv_unlock(c);
+	if (err)
+		return bv_ret(err);
+	ibcq->cqe = cqe;
+	return 0;
 }
 
 /*

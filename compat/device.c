@@ -260,6 +260,7 @@ static struct bv_context *context_new(struct bv_device *d, const struct blue_net
 	ctx->abi_compat = __VERBS_ABI_IS_EXTENDED;
 	c->vctx.sz = sizeof(c->vctx);
 	bv_query_init_ops(c);
+	bv_pd_init_ops(c);
 	bv_cq_init_ops(c);
 	bv_qp_init_ops(c);
 	bv_srq_init_ops(c);

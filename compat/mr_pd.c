@@ -4,6 +4,11 @@
 #include <string.h>
 
 #include "compat/compat.h"
+#include "runtime/mr.h"
+
+_Static_assert((int)IBV_REREG_MR_CHANGE_TRANSLATION == (int)BLUE_REREG_TRANSLATION &&
+	       (int)IBV_REREG_MR_CHANGE_PD == (int)BLUE_REREG_PD &&
+	       (int)IBV_REREG_MR_CHANGE_ACCESS == (int)BLUE_REREG_ACCESS, "rereg flags");
 
 BV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 {
@@ -30,17 +35,79 @@ BV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	return &p->pd;
 }
 
+/*
+ * A parent domain (ibv_alloc_parent_domain(3)): a PD that stands for the one it is
+ * given wherever a PD is taken, so it shares that PD's libblue object. The allocators
+ * are hints a provider may use for its buffers; libblue's queues are its own rings, so
+ * they are kept but not called (IBV_ALLOCATOR_USE_DEFAULT, in effect). Thread domains
+ * do not exist here: one with a td is refused.
+ */
+static struct ibv_pd *bv_alloc_parent_domain(struct ibv_context *context,
+					     struct ibv_parent_domain_init_attr *attr)
+{
+	uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+			 IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+	struct bv_context *c = bv_ctx(context);
+	struct bv_pd *base, *p;
+
+	if (!attr || !attr->pd || attr->pd->context != context ||
+	    bv_pd(attr->pd)->parent_of || (attr->comp_mask & ~known)) {
+		bv_log("ibv_alloc_parent_domain: %s", !attr ? "attr is NULL" :
+		       !attr->pd ? "attr->pd is NULL" :
+		       attr->pd->context != context ? "attr->pd is of another context" :
+		       bv_pd(attr->pd)->parent_of ? "attr->pd is a parent domain itself" :
+		       "unknown comp_mask bits");
+		return bv_null(EINVAL);
+	}
+	if (attr->td) {
+		bv_log("ibv_alloc_parent_domain: thread domains are not supported");
+		return bv_null(EOPNOTSUPP);
+	}
+	base = bv_pd(attr->pd);
+	p = bv_obj_new(sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pd.context = context;
+	p->bpd = base->bpd;
+	p->parent_of = base;
+	bv_lock(c);
+	base->nparents++;
+	bv_list_add(&c->pds, &p->link);
+	bv_unlock(c);
+	return &p->pd;
+}
+
+void bv_pd_init_ops(struct bv_context *c)
+{
+	c->vctx.alloc_parent_domain = bv_alloc_parent_domain;
+}
+
 BV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 {
 	struct bv_context *c;
+	struct bv_pd *p;
 	int err;
 
 	if (!pd) {
 		bv_log("ibv_dealloc_pd: pd is NULL");
 		return bv_ret(EINVAL);
 	}
+	p = bv_pd(pd);
 	c = bv_ctx(pd->context);
 	bv_lock(c);
+	if (p->parent_of) {	/* its objects are its PD's: nothing of libblue's to free */
+		p->parent_of->nparents--;
+		bv_list_del(&p->link);
+		bv_unlock(c);
+		free(p);
+		return 0;
+	}
+	if (p->nparents) {
+		bv_unlock(c);
+		bv_log("ibv_dealloc_pd: %u parent domains still stand on the PD; dealloc them "
+		       "first", p->nparents);
+		return bv_ret(EBUSY);
+	}
 	err = blue_dealloc_pd(bv_pd(pd)->bpd);
 	if (!err)
 		bv_list_del(&bv_pd(pd)->link);
@@ -134,13 +201,50 @@ BV_EXPORT struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset, s
 	return bv_null(EOPNOTSUPP);
 }
 
+/*
+ * In place, keeping the keys (runtime/mr.h, blue__rereg_mr). rdma-core's answer on
+ * failure: IBV_REREG_MR_ERR_INPUT with errno for what the program asked wrongly.
+ */
 BV_EXPORT int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 			   size_t length, int access)
 {
-	(void)mr; (void)flags; (void)pd; (void)addr; (void)length; (void)access;
-	bv_log("ibv_rereg_mr: not supported; deregister and register again");
-	errno = EOPNOTSUPP;
-	return IBV_REREG_MR_ERR_INPUT;
+	struct bv_mr *m = (struct bv_mr *)mr;
+	struct bv_context *c;
+	int a = 0, err;
+
+	if (!mr || !flags || (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) && (!pd || pd->context != mr->context))) {
+		bv_log("ibv_rereg_mr: %s", !mr ? "mr is NULL" : !flags ? "flags are 0" :
+		       (flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ? "unknown flags" :
+		       "the new PD is NULL or of another context");
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS) {
+		a = bv_access(access, "ibv_rereg_mr");
+		if (a < 0) {
+			errno = -a;
+			return IBV_REREG_MR_ERR_INPUT;
+		}
+	}
+	c = bv_ctx(mr->context);
+	bv_lock(c);
+	/* the IBV_REREG_MR_CHANGE_* values are blue's (runtime/mr.h) */
+	err = blue__rereg_mr(m->bmr, (unsigned int)flags,
+			     (flags & IBV_REREG_MR_CHANGE_PD) ? bv_pd(pd)->bpd : NULL, addr,
+			     length, (unsigned int)a);
+	bv_unlock(c);
+	if (err) {
+		errno = err;
+		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_PD)
+		mr->pd = pd;
+	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		mr->addr = addr;
+		mr->length = length;
+	}
+	return 0;
 }
 
 BV_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)

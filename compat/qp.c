@@ -49,7 +49,8 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 	struct blue_qp_init_attr bi;
 	struct blue_qp_attr qa;
 	struct blue_qp_init_attr qi;
-	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
+			 IBV_QP_INIT_ATTR_CREATE_FLAGS;
 	struct bv_qp *q;
 
 	if (!a) {
@@ -57,8 +58,14 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 		return bv_null(EINVAL);
 	}
 	if (a->comp_mask & ~known) {
-		bv_log("ibv_create_qp_ex: comp_mask 0x%x is not supported (create flags, TSO, "
-		       "RSS, XRC, source QPN)", a->comp_mask & ~known);
+		bv_log("ibv_create_qp_ex: comp_mask 0x%x is not supported (TSO, RSS, XRC, "
+		       "source QPN)", a->comp_mask & ~known);
+		return bv_null(EOPNOTSUPP);
+	}
+	/* the mask may say "create flags" with none set (rdma-core's tests do) */
+	if ((a->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) && a->create_flags) {
+		bv_log("ibv_create_qp_ex: create_flags 0x%x are not supported (blue takes none)",
+		       a->create_flags);
 		return bv_null(EOPNOTSUPP);
 	}
 	if (!(a->comp_mask & IBV_QP_INIT_ATTR_PD) || !a->pd) {
@@ -242,6 +249,11 @@ BV_EXPORT int ibv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr, int att
 	if (attr_mask & IBV_QP_MAX_QP_RD_ATOMIC)
 		b.max_rd_atomic = clamp_rd_atomic(c, qp->qp_num, attr->max_rd_atomic);
 	err = blue_modify_qp(bv_qp(qp)->bqp, &b, attr_mask);
+	if (!err && (attr_mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RESET) {
+		/* as libblue did in its rings (blue__cq_clean) */
+		bv_cq_clean(bv_cq(qp->send_cq), qp->qp_num);
+		bv_cq_clean(bv_cq(qp->recv_cq), qp->qp_num);
+	}
 	bv_unlock(c);
 	if (err)
 		return bv_ret(err);

@@ -230,7 +230,14 @@ BV_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
 		errno = EINVAL;
 		return -EINVAL;
 	}
-	for (i = 0; i < max_entries && i < BLUE_GID_TBL_LEN; i++) {
+	/* every valid GID must fit, or it is EINVAL, as the kernel answers rdma-core */
+	if (max_entries < BLUE_GID_TBL_LEN) {
+		bv_log("ibv_query_gid_table: room for %zu entries, the table holds %d GIDs",
+		       max_entries, BLUE_GID_TBL_LEN);
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	for (i = 0; i < BLUE_GID_TBL_LEN; i++) {
 		int err = _ibv_query_gid_ex(context, 1, (uint32_t)i,
 					    (struct ibv_gid_entry *)((char *)entries +
 								     i * entry_size),

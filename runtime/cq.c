@@ -328,6 +328,55 @@ int blue__cq_push(struct blue_cq *cq, const struct blue_wc *wc, bool solicited)
 	return 0;
 }
 
+void blue__cq_clean(struct blue_cq *cq, uint32_t qpn)
+{
+	struct blue_ring *r = &cq->ring;
+	uint32_t cons = blue_ring_cons_own(r), i = blue_ring_prod_acquire(r), gone = 0;
+
+	/* from the newest down, the kept ones move up over the removed ones */
+	while (i != cons) {
+		const struct blue_wc *wc = blue_ring_elem(r, --i);
+
+		if (wc->qp_num == qpn)
+			gone++;
+		else if (gone)
+			memcpy(blue_ring_elem(r, i + gone), wc, sizeof(*wc));
+	}
+	blue_ring_consume(r, gone);
+}
+
+int blue__cq_resize(struct blue_cq *cq, int cqe, uint32_t held)
+{
+	struct blue_ring nr;
+	uint32_t n, i, cons;
+	int err;
+
+	if (!cq || cqe < 1 || cqe > BLUE_MAX_CQE) {
+		blue__logf("resize_cq: %d entries asked, the device takes 1..%d", cqe,
+			   BLUE_MAX_CQE);
+		return EINVAL;
+	}
+	blue__progress(cq->ctx);	/* what is due now counts against the new size */
+	n = blue_ring_count(&cq->ring);
+	if (n + held > (uint32_t)cqe) {
+		blue__logf("resize_cq: %u completions are not polled yet, more than the %d "
+			   "entries asked; poll them first", n + held, cqe);
+		return EINVAL;
+	}
+	err = blue_ring_init(&nr, (uint32_t)cqe, sizeof(struct blue_wc));
+	if (err)
+		return -err;
+	cons = blue_ring_cons_own(&cq->ring);
+	for (i = 0; i < n; i++)
+		memcpy(blue_ring_elem(&nr, i), blue_ring_elem(&cq->ring, cons + i),
+		       sizeof(struct blue_wc));
+	blue_ring_produce(&nr, n);
+	blue_ring_fini(&cq->ring);
+	cq->ring = nr;
+	cq->cqe = cqe;
+	return 0;
+}
+
 int blue_req_notify_cq(struct blue_cq *cq, int solicited_only)
 {
 	if (!cq)

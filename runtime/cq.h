@@ -57,6 +57,27 @@ int blue__cq_push(struct blue_cq *cq, const struct blue_wc *wc, bool solicited)
 	__attribute__((visibility("hidden")));
 
 /*
+ * blue__cq_clean() - remove @qpn's completions that the application has not polled yet,
+ * keeping the others in order: a QP going to RESET starts a new life, and what it
+ * completed (or flushed) before must not be taken for its new work (rdma-core's mlx4
+ * and mlx5 clean their CQs so at RESET).
+ * Locking: the consumer's side (it moves the consumer index only), and the engine does
+ * not produce meanwhile: the context's one thread.
+ */
+void blue__cq_clean(struct blue_cq *cq, uint32_t qpn) __attribute__((visibility("hidden")));
+
+/*
+ * blue__cq_resize() - give @cq room for @cqe completions, keeping the unpolled ones in
+ * order (ibv_resize_cq(3)). @held: completions the caller took out of the ring and has
+ * not handed to the application yet (compat's extended poll batch); they count too.
+ * Locking: the context's one thread (the engine does not produce meanwhile).
+ * Return: 0; EINVAL (after a message) when @cqe is out of range or fewer than the
+ * unpolled completions; ENOMEM.
+ */
+int blue__cq_resize(struct blue_cq *cq, int cqe, uint32_t held)
+	__attribute__((visibility("hidden")));
+
+/*
  * blue__channels_timer() - the engine's next deadline (CLOCK_MONOTONIC ns, 0: none),
  * so that an application asleep on a channel fd wakes up for retransmissions.
  */

@@ -83,34 +83,43 @@ void blue__mr_table_fini(struct blue_mr_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
+/* Access and range as ibv_reg_mr(3) takes them. Return: 0, or EINVAL after a message. */
+static int mr_args_check(const char *who, void *addr, size_t length, unsigned int access)
+{
+	if (access & ~BLUE_ACCESS_ALL) {
+		blue__logf("%s: unknown access flags 0x%x", who, access & ~BLUE_ACCESS_ALL);
+		return EINVAL;
+	}
+	/* as ibv_reg_mr(3) requires: remote write or atomic access needs local write */
+	if ((access & (BLUE_ACCESS_REMOTE_WRITE | BLUE_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & BLUE_ACCESS_LOCAL_WRITE)) {
+		blue__logf("%s: remote write/atomic access needs BLUE_ACCESS_LOCAL_WRITE too", who);
+		return EINVAL;
+	}
+	if (!length || !addr || length > BLUE_MAX_MR_SIZE ||
+	    (uintptr_t)addr + length < (uintptr_t)addr) {
+		blue__logf("%s: bad range %p + %zu (zero, wrapping or over %llu bytes)", who,
+			   addr, length, (unsigned long long)BLUE_MAX_MR_SIZE);
+		return EINVAL;
+	}
+	return 0;
+}
+
 struct blue_mr *blue_reg_mr(struct blue_pd *pd, void *addr, size_t length, unsigned int access)
 {
 	struct blue_context *ctx;
 	struct blue_mr *mr;
 	uint32_t idx;
+	int err;
 
 	if (!pd) {
 		errno = EINVAL;
 		return NULL;
 	}
 	ctx = pd->ctx;
-	if (access & ~BLUE_ACCESS_ALL) {
-		blue__logf("reg_mr: unknown access flags 0x%x", access & ~BLUE_ACCESS_ALL);
-		errno = EINVAL;
-		return NULL;
-	}
-	/* as ibv_reg_mr(3) requires: remote write or atomic access needs local write */
-	if ((access & (BLUE_ACCESS_REMOTE_WRITE | BLUE_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & BLUE_ACCESS_LOCAL_WRITE)) {
-		blue__logf("reg_mr: remote write/atomic access needs BLUE_ACCESS_LOCAL_WRITE too");
-		errno = EINVAL;
-		return NULL;
-	}
-	if (!length || !addr || length > BLUE_MAX_MR_SIZE ||
-	    (uintptr_t)addr + length < (uintptr_t)addr) {
-		blue__logf("reg_mr: bad range %p + %zu (zero, wrapping or over %llu bytes)",
-			   addr, length, (unsigned long long)BLUE_MAX_MR_SIZE);
-		errno = EINVAL;
+	err = mr_args_check("reg_mr", addr, length, access);
+	if (err) {
+		errno = err;
 		return NULL;
 	}
 	if (ctx->nmr >= BLUE_MAX_MR || table_slot(&ctx->mrs, &idx)) {
@@ -150,6 +159,38 @@ int blue_dereg_mr(struct blue_mr *mr)
 	mr->context->nmr--;
 	mr->pd->nmr--;
 	free(mr);
+	return 0;
+}
+
+int blue__rereg_mr(struct blue_mr *mr, unsigned int what, struct blue_pd *pd, void *addr,
+		   size_t length, unsigned int access)
+{
+	if (!mr || !what || (what & ~(unsigned int)BLUE_REREG_ALL)) {
+		blue__logf("rereg_mr: %s", !mr ? "mr is NULL" : !what ? "nothing to change" :
+			   "unknown change flags");
+		return EINVAL;
+	}
+	if (!(what & BLUE_REREG_PD))
+		pd = mr->pd;
+	if (!pd || pd->ctx != mr->context) {
+		blue__logf("rereg_mr: MR 0x%x: the new PD is %s", mr->lkey,
+			   pd ? "of another device context" : "NULL");
+		return EINVAL;
+	}
+	if (!(what & BLUE_REREG_TRANSLATION)) {
+		addr = mr->addr;
+		length = mr->length;
+	}
+	if (!(what & BLUE_REREG_ACCESS))
+		access = mr->access;
+	if (mr_args_check("rereg_mr", addr, length, access))
+		return EINVAL;
+	mr->pd->nmr--;
+	pd->nmr++;
+	mr->pd = pd;
+	mr->addr = addr;
+	mr->length = length;
+	mr->access = access;
 	return 0;
 }
 

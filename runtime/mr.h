@@ -59,6 +59,25 @@ enum blue_mr_verdict blue__mr_check(struct blue_context *ctx, const struct blue_
 				    unsigned int need, void **host)
 	__attribute__((visibility("hidden")));
 
+/* What blue__rereg_mr() changes (the values of ibv_rereg_mr's IBV_REREG_MR_CHANGE_*). */
+enum blue_rereg {
+	BLUE_REREG_TRANSLATION = 1,	/* @addr and @length */
+	BLUE_REREG_PD = 2,
+	BLUE_REREG_ACCESS = 4,
+	BLUE_REREG_ALL = 7,
+};
+
+/*
+ * blue__rereg_mr() - change what @what says of @mr in place: its range, its PD (of the
+ * same context) and its access rights, checked as blue_reg_mr() checks them. The keys stay
+ * (as rxe keeps them), so a peer that holds the rkey reaches the new range with the new
+ * rights; a check that now fails (PD, bounds, rights) fails the next access to it.
+ * Locking: the context's thread.
+ * Return: 0, or EINVAL after a message (nothing changed).
+ */
+int blue__rereg_mr(struct blue_mr *mr, unsigned int what, struct blue_pd *pd, void *addr,
+		   size_t length, unsigned int access) __attribute__((visibility("hidden")));
+
 void blue__mr_table_fini(struct blue_mr_table *t) __attribute__((visibility("hidden")));
 
 #endif /* BLUE_RUNTIME_MR_H */

@@ -13,6 +13,7 @@
 
 #include "runtime/cc_wire.h"
 #include "runtime/codec.h"
+#include "runtime/cq.h"
 #include "runtime/device.h"
 #include "runtime/events.h"
 #include "runtime/log.h"
@@ -514,7 +515,10 @@ static int attr_check(struct blue_qp *qp, const struct blue_qp_attr *a, uint32_t
 
 static bool qp_to_error(struct blue_qp *qp, const char *why);
 
-/* Back to a fresh RESET: queues emptied without completions (IBA 10.3.1). */
+/*
+ * Back to a fresh RESET: queues emptied without completions (IBA 10.3.1), and what the
+ * QP completed before gone from its CQs (blue__cq_clean).
+ */
 static void qp_reset(struct blue_qp *qp)
 {
 	live_init(qp);
@@ -530,6 +534,9 @@ static void qp_reset(struct blue_qp *qp)
 	blue__retx_reset(qp);
 	blue__cc_reset(qp);
 	blue__tune_qp_init(qp);
+	blue__cq_clean(qp->send_cq, qp->qpn);
+	if (qp->recv_cq != qp->send_cq)
+		blue__cq_clean(qp->recv_cq, qp->qpn);
 }
 
 int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)

@@ -113,7 +113,7 @@ Test(compat_errors, unsupported_objects, .init = quiet)
 	errno = 0;
 	cr_assert_null(ibv_reg_mr_iova(fx.a.pd, buf, sizeof(buf), 0x1000, 0));
 	cr_assert_eq(errno, EOPNOTSUPP);
-	cr_assert_eq(ibv_resize_cq(ibv_cq_ex_to_cq(fx.a.cq), 512), EOPNOTSUPP);
+	cr_assert_eq(ibv_resize_cq(ibv_cq_ex_to_cq(fx.a.cq), 512), 0, "resize: compat_pyverbs");
 	cr_assert_eq(ibv_attach_mcast(NULL, NULL, 0), EOPNOTSUPP);
 	cr_assert_null(ibv_alloc_mw(fx.a.pd, IBV_MW_TYPE_1), "no verbs_context op");
 	cr_assert_eq(errno, EOPNOTSUPP);
