@@ -65,6 +65,7 @@ const struct qp_field qp_fields[] = {
 	  "retransmit timer (0 IBA exponential, 1 base + k * in flight)"),
 	F(pkey, QF_HEX16, QM_NONE, NULL, NULL),
 	F(owner_pid, QF_U, QM_NONE, NULL, NULL),
+	F(qkey, QF_HEX, QM_NONE, NULL, NULL),
 	F(cc_algo, QF_CC_ALGO, QM_GAUGE, "cc_algo",
 	  "congestion control (0 none, 1 DCQCN, 2 window)"),
 	F(ecn, QF_ONOFF, QM_GAUGE, "ecn", "1 when the QP sends ECT and answers CE with CNPs"),
@@ -78,6 +79,10 @@ const struct qp_field qp_fields[] = {
 	F(ecn_ce_rcvd, QF_U, QM_COUNTER, "ecn_ce_received_total",
 	  "packets received with ECN CE"),
 	F(cc_cuts, QF_U, QM_COUNTER, "cc_cuts_total", "rate or window decreases"),
+	F(ud_bad_qkey, QF_U, QM_COUNTER, "ud_bad_qkey_total",
+	  "UD requests dropped for a Q_Key not the QP's"),
+	F(ud_no_wqe, QF_U, QM_COUNTER, "ud_no_wqe_total",
+	  "UD requests dropped with no receive WQE posted"),
 };
 
 const unsigned int qp_nfields = sizeof(qp_fields) / sizeof(qp_fields[0]);
