@@ -335,9 +335,10 @@ test_asyncwatch_port() {
 
 # perf TOOL ITERS PORT [FLAGS]: perftest's server in A, client in B, GID index 1.
 perf() {
-	local tool=$1 iters=$2 port=$3; shift 3
+	local tool=$1 iters=$2 port=$3 label=$1; shift 3
+	[[ " $* " == *" -c UD "* ]] && label="$tool -c UD"	# as the rxe rows name it
 	cl_setup
-	compat_record_at_exit "$tool" both blue
+	compat_record_at_exit "$label" both blue
 	cl_run "$tool" "$port" -d "$IF_A" -x 1 -p "$port" -n "$iters" "$@" -- \
 		-d "$IF_B" -x 1 -p "$port" -n "$iters" "$@" "$CL_IP_A"
 	compat_perftest_check "$CL_CLI" "$iters" || fail "$tool: the client's report"
