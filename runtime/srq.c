@@ -140,11 +140,14 @@ int blue_destroy_srq(struct blue_srq *srq)
 const struct blue_recv_wqe *blue__srq_take(struct blue_srq *srq, struct blue_recv_wqe *copy)
 {
 	struct blue_ring *r = &srq->wq.ring;
+	const struct blue_recv_wqe *w;
 	uint32_t left, limit;
 
 	if (!blue_ring_count(r))
 		return NULL;
-	memcpy(copy, blue_rq_wqe(&srq->wq, blue_ring_cons_own(r)), blue__srq_wqe_size(srq));
+	/* the SGEs it uses, not the max_sge room every slot has: one copy per message */
+	w = blue_rq_wqe(&srq->wq, blue_ring_cons_own(r));
+	memcpy(copy, w, sizeof(*w) + w->num_sge * sizeof(w->sge[0]));
 	blue_ring_consume(r, 1);
 	/*
 	 * IBA 10.2.9.1 (as rxe_srq.c): an armed limit fires once when the WQEs left drop
