@@ -156,7 +156,6 @@ $(B)/compat/libibverbs.so.1: $(COMPAT_OBJS) $(LIBBLUE_A) compat/libibverbs.map
 
 # each stand-in is compat/stubs_LIB.c and its parts compat/stubs_LIB_*.c
 stub_objs = $(patsubst %.c,$(B)/obj/%.o,$(wildcard compat/stubs_$(1).c compat/stubs_$(1)_*.c))
-$(B)/compat/librdmacm.so.1: $(call stub_objs,rdmacm)
 $(B)/compat/libmlx5.so.1: $(call stub_objs,mlx5)
 $(B)/compat/libefa.so.1: $(call stub_objs,efa)
 $(B)/compat/lib%.so.1: $(B)/obj/compat/stubs_%.o compat/lib%.map
@@ -164,6 +163,21 @@ $(B)/compat/lib%.so.1: $(B)/obj/compat/stubs_%.o compat/lib%.map
 	$(call msg,LD,$@)
 	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,lib$*.so.1 -Wl,-z,defs \
 		-Wl,--version-script=compat/lib$*.map -o $@ $(filter %.o,$^)
+
+# librdmacm.so.1 (compat/rdmacm/cma.h): the rdma_cm API and the CM agent, over our
+# libibverbs.so.1 (every verbs object through ibv_*), with the pure IB CM objects of
+# libblue.a (ibcm, cm_mad, log: an archive gives only what is referenced); what is
+# still a stand-in stays in compat/stubs_rdmacm*.c
+RDMACM_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(wildcard compat/rdmacm/*.c)) $(call stub_objs,rdmacm)
+$(B)/compat/librdmacm.so.1: $(RDMACM_OBJS) $(LIBBLUE_A) $(B)/compat/libibverbs.so.1 compat/librdmacm.map
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) -shared $(LDFLAGS) -Wl,-soname,librdmacm.so.1 -Wl,-z,defs \
+		-Wl,--version-script=compat/librdmacm.map -o $@ $(RDMACM_OBJS) $(LIBBLUE_A) \
+		$(B)/compat/libibverbs.so.1 -lpthread
+# the CM agent's other files, for tests/compat/cm_agent_probe (its rule is below)
+$(B)/tests/compat/cm_agent_probe: $(B)/obj/compat/rdmacm/agent_ah.o \
+				  $(B)/obj/compat/rdmacm/agent_qp.o
 
 $(LIBLOADER_A): $(LOADER_OBJS)
 	@mkdir -p $(@D)
@@ -215,6 +229,43 @@ $(B)/tests/%: $(B)/obj/tests/%.o $(LIBTEST_A) $(TCOMMON_A) $(LIBLOADER_A) $(LIBB
 	@mkdir -p $(@D)
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# tests/compat/aw_flush.c: a verbs program against Debian's libibverbs headers (not
+# libblue's), run on $(B)/compat by tests/compat/test_compat_aw.sh
+all: $(B)/tests/compat/aw_flush
+$(B)/tests/compat/aw_flush: $(B)/obj/tests/compat/aw_flush.o
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -libverbs
+
+# tests/compat/rai_probe.c: a librdmacm probe against Debian's headers, run on rdma-core's
+# librdmacm and on $(B)/compat's by tests/compat/test_rdmacm_ud.sh
+all: $(B)/tests/compat/rai_probe
+$(B)/tests/compat/rai_probe: $(B)/obj/tests/compat/rai_probe.o
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lrdmacm
+
+# tests/compat/cm_fail_probe.c: rdma_cm failure cases (reject with private data, a
+# server killed mid-handshake, disconnects under traffic, relisten) with librdmacm +
+# libibverbs calls only, run on $(B)/compat's by tests/compat/test_rdmacm_stress.sh
+all: $(B)/tests/compat/cm_fail_probe
+$(B)/tests/compat/cm_fail_probe: $(B)/obj/tests/compat/cm_fail_probe.o
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lrdmacm -libverbs
+
+# tests/compat/cm_agent_probe.c: the CM agent (compat/rdmacm/agent.c, lock.c) alone, with
+# the probe's own cma_ibcm_event, over our libibverbs.so.1 (run with $(B)/compat on
+# LD_LIBRARY_PATH) and libblue.a's pure IB CM objects; tests/compat/test_cm_agent.sh
+all: $(B)/tests/compat/cm_agent_probe
+$(B)/tests/compat/cm_agent_probe: $(B)/obj/tests/compat/cm_agent_probe.o \
+				  $(B)/obj/compat/rdmacm/agent.o $(B)/obj/compat/rdmacm/lock.o \
+				  $(LIBBLUE_A) $(B)/compat/libibverbs.so.1
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -Wl,-z,defs -o $@ $(filter %.o,$^) $(LIBBLUE_A) \
+		$(B)/compat/libibverbs.so.1 -lpthread
 
 $(B)/bpf:
 	@mkdir -p $@

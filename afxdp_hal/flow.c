@@ -14,8 +14,9 @@ int blue_flow_bind(struct blue_qp_ctx *tbl, uint32_t qpn, uint32_t xsk_slot)
 	struct blue_qp_ctx *c;
 	uint32_t owner;
 
-	/* QP0 and QP1 are the IB special QPs (IBA 3.5.2) and never steered here. */
-	if (qpn <= 1 || qpn > BLUE_QPN_MASK || xsk_slot >= BLUE_MAX_XSK)
+	/* QP0 (the SMI, IBA 3.5.2) is never steered: RoCE has no subnet manager. QP1, the
+	 * GSI, is: the CM agent of the process that owns it (runtime/qp.c gsi_claim). */
+	if (qpn == 0 || qpn > BLUE_QPN_MASK || xsk_slot >= BLUE_MAX_XSK)
 		return -EINVAL;
 	c = &tbl[blue_qpn_slot(qpn)];
 	owner = __atomic_load_n(&c->qpn, __ATOMIC_ACQUIRE);
@@ -30,7 +31,7 @@ int blue_flow_unbind(struct blue_qp_ctx *tbl, uint32_t qpn)
 {
 	struct blue_qp_ctx *c;
 
-	if (qpn <= 1 || qpn > BLUE_QPN_MASK)
+	if (qpn == 0 || qpn > BLUE_QPN_MASK)
 		return -ENOENT;
 	c = &tbl[blue_qpn_slot(qpn)];
 	if (__atomic_load_n(&c->qpn, __ATOMIC_ACQUIRE) != qpn)

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <blue/qp_ctx.h>
 
-/* Steer @qpn to socket @xsk_slot. 0, -EINVAL (QPN 0, 1 or > 24 bits), -EBUSY. */
+/* Steer @qpn to socket @xsk_slot. 0, -EINVAL (QPN 0 or > 24 bits; 1 is the GSI), -EBUSY. */
 int blue_flow_bind(struct blue_qp_ctx *tbl, uint32_t qpn, uint32_t xsk_slot);
 
 /* Stop steering @qpn. 0, or -ENOENT when @qpn does not own its slot. */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Fixed-offset RoCEv2 steering for the loopback HAL (see lb_steer.h). */
+#include <stdbool.h>
 #include <string.h>
 #include <arpa/inet.h>
 #include <blue/wire.h>
@@ -10,7 +11,6 @@
 #define ETH_P_VLAN	0x8100
 #define IPPROTO_UDP_	17
 #define IP_FRAG_MASK	0x3fff	/* MF and fragment offset (RFC 791) */
-
 static uint16_t be16_at(const uint8_t *p)
 {
 	uint16_t v;
@@ -27,12 +27,37 @@ static uint32_t be32_at(const uint8_t *p)
 	return ntohl(v);
 }
 
+#define IPV6_HLEN	40
+
+/* IPv6 next-header values that are extension headers (bpf/parse.h ipv6_ext_hdr). */
+static bool ipv6_ext_hdr(uint8_t nh)
+{
+	return nh == 0 || nh == 43 || nh == 44 || nh == 50 || nh == 51 || nh == 60 ||
+	       nh == 135 || nh == 139 || nh == 140 || nh == 253 || nh == 254;
+}
+
+/* The IPv6 header at @off (bpf/parse.h parse_ipv6); BLUE_STAT__MAX: go on. */
+static int steer_ipv6(const uint8_t *p, uint32_t len, uint32_t *off)
+{
+	if (len < *off + IPV6_HLEN)
+		return BLUE_STAT_DROP_TRUNC_IP;
+	if ((p[*off] >> 4) != 6)
+		return BLUE_STAT_DROP_BAD_IP_HDR;
+	if (be16_at(p + *off + 4) > len - *off - IPV6_HLEN)
+		return BLUE_STAT_DROP_BAD_IP_HDR;
+	if (p[*off + 6] != IPPROTO_UDP_)
+		return ipv6_ext_hdr(p[*off + 6]) ? BLUE_STAT_PASS_IPV6 : BLUE_STAT_PASS_NON_UDP;
+	*off += IPV6_HLEN;
+	return BLUE_STAT__MAX;
+}
+
 int blue_lb_steer(const struct blue_qp_ctx *tbl, const uint8_t *p, uint32_t len,
 		  uint32_t *qpn, uint32_t *xsk_slot)
 {
 	const struct blue_qp_ctx *c;
 	uint32_t off = BLUE_ETH_HLEN, ihl, q;
 	uint16_t proto, pkey;
+	int r;
 
 	if (len < BLUE_ETH_HLEN)
 		return BLUE_STAT_DROP_TRUNC_ETH;
@@ -43,8 +68,12 @@ int blue_lb_steer(const struct blue_qp_ctx *tbl, const uint8_t *p, uint32_t len,
 		proto = be16_at(p + 16);
 		off += BLUE_VLAN_HLEN;
 	}
-	if (proto == ETH_P_IPV6_)
-		return BLUE_STAT_PASS_IPV6;
+	if (proto == ETH_P_IPV6_) {
+		r = steer_ipv6(p, len, &off);
+		if (r != BLUE_STAT__MAX)
+			return r;
+		goto udp;
+	}
 	if (proto != ETH_P_IPV4)
 		return BLUE_STAT_PASS_NON_IP;
 
@@ -60,7 +89,7 @@ int blue_lb_steer(const struct blue_qp_ctx *tbl, const uint8_t *p, uint32_t len,
 	if (be16_at(p + off + 6) & IP_FRAG_MASK)
 		return BLUE_STAT_DROP_IP_FRAGMENT;
 	off += ihl;
-
+udp:
 	if (len < off + BLUE_UDP_HLEN)
 		return BLUE_STAT_DROP_TRUNC_UDP;
 	if (be16_at(p + off + 2) != BLUE_ROCEV2_UDP_PORT)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The loopback HAL's stand-in for the XDP program's steering: parse plain
- * Eth(+one VLAN)/IPv4/UDP:4791/BTH at fixed offsets and look the destination QPN up in a
+ * Eth(+one VLAN)/IPv4 or IPv6/UDP:4791/BTH at fixed offsets and look the destination QPN up in a
  * QP-context table with the same rules (owner QPN, accepting state, the P_Key, a socket
  * of the queue it came in on: the loopback HAL has one, queue 0). Checks beyond what
  * steering needs (opcode, lengths, ICRC) are bpf/'s job and are not repeated here.

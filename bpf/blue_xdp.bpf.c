@@ -115,12 +115,13 @@ static __always_inline int steer(struct roce_info *ri)
 
 static __always_inline int classify(struct hdr_cursor *c, struct roce_info *ri)
 {
+	__u16 l3 = 0;
 	int r;
 
-	r = parse_eth(c);
+	r = parse_eth(c, &l3);
 	if (r != BLUE_GO_ON)
 		return r;
-	r = parse_ipv4(c, ri);
+	r = l3 == ETH_P_IPV6 ? parse_ipv6(c, ri) : parse_ipv4(c, ri);
 	if (r != BLUE_GO_ON)
 		return r;
 	r = parse_udp(c, ri);

@@ -15,6 +15,7 @@
 #include <linux/if_ether.h>
 #include <linux/in.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
@@ -55,11 +56,11 @@ struct roce_info {
 };
 
 /*
- * Ethernet plus at most one 802.1Q or 802.1ad tag. Only IPv4 goes on; the rest is not
- * ours and goes to the kernel untouched. A second tag (QinQ) shows up as an unknown
- * inner ethertype and passes as non-IP.
+ * Ethernet plus at most one 802.1Q or 802.1ad tag. IPv4 and IPv6 go on (*@proto says
+ * which); the rest is not ours and goes to the kernel untouched. A second tag (QinQ)
+ * shows up as an unknown inner ethertype and passes as non-IP.
  */
-static __always_inline int parse_eth(struct hdr_cursor *c)
+static __always_inline int parse_eth(struct hdr_cursor *c, __u16 *l3_proto)
 {
 	struct ethhdr *eth = c->pos;
 	__u16 proto;
@@ -80,10 +81,9 @@ static __always_inline int parse_eth(struct hdr_cursor *c)
 		c->off += sizeof(*vh);
 	}
 
-	if (proto == ETH_P_IP)
+	*l3_proto = proto;
+	if (proto == ETH_P_IP || proto == ETH_P_IPV6)
 		return BLUE_GO_ON;
-	if (proto == ETH_P_IPV6)
-		return BLUE_STAT_PASS_IPV6;
 	return BLUE_STAT_PASS_NON_IP;
 }
 
@@ -126,9 +126,60 @@ static __always_inline int parse_ipv4(struct hdr_cursor *c, struct roce_info *ri
 }
 
 /*
+ * IPv6 (RFC 8200) with the same rules as IPv4: the payload length must fit in the frame
+ * (bytes after it are Ethernet padding), and only UDP goes on. RoCEv2 over IPv6 carries
+ * no extension header (annex A17.4: the IPv6 header stands where the GRH would, and
+ * rxe sends none), so a packet with one is not parsed here: it passes to the kernel,
+ * counted as pass_ipv6, whatever it carries (hop-by-hop options, a fragment header:
+ * a fragmented datagram is the kernel's to reassemble or refuse). Anything else (ICMPv6,
+ * which neighbour discovery needs, TCP) passes as non-UDP.
+ */
+static __always_inline int ipv6_ext_hdr(__u8 nexthdr)
+{
+	switch (nexthdr) {
+	case IPPROTO_HOPOPTS:
+	case IPPROTO_ROUTING:
+	case IPPROTO_FRAGMENT:
+	case IPPROTO_ESP:
+	case IPPROTO_AH:
+	case IPPROTO_DSTOPTS:
+	case IPPROTO_MH:
+	case 139:	/* HIP (RFC 7401) */
+	case 140:	/* Shim6 (RFC 5533) */
+	case 253:	/* experimental (RFC 3692) */
+	case 254:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static __always_inline int parse_ipv6(struct hdr_cursor *c, struct roce_info *ri)
+{
+	struct ipv6hdr *ip6 = c->pos;
+	__u32 plen;
+
+	if ((void *)(ip6 + 1) > c->end)
+		return BLUE_STAT_DROP_TRUNC_IP;
+	if (ip6->version != 6)
+		return BLUE_STAT_DROP_BAD_IP_HDR;
+	plen = bpf_ntohs(ip6->payload_len);
+	if (plen > c->frame_len - c->off - sizeof(*ip6))
+		return BLUE_STAT_DROP_BAD_IP_HDR;
+	if (ip6->nexthdr != IPPROTO_UDP)
+		return ipv6_ext_hdr(ip6->nexthdr) ? BLUE_STAT_PASS_IPV6 :
+						    BLUE_STAT_PASS_NON_UDP;
+
+	ri->l4_len = plen;
+	c->pos = ip6 + 1;
+	c->off += sizeof(*ip6);
+	return BLUE_GO_ON;
+}
+
+/*
  * UDP (RFC 768). Anything not to the RoCEv2 port (annex A17.2) passes untouched; for
  * RoCEv2 the UDP length must hold its own header and stay inside the IP payload, which
- * parse_ipv4 has already proven to be inside the frame.
+ * parse_ipv4 (parse_ipv6) has already proven to be inside the frame.
  */
 static __always_inline int parse_udp(struct hdr_cursor *c, struct roce_info *ri)
 {

@@ -176,7 +176,9 @@ BV_EXPORT int ibv_get_async_event(struct ibv_context *context, struct ibv_async_
 		pfd[0] = (struct pollfd){ .fd = context->async_fd, .events = POLLIN };
 		pfd[1].events = POLLIN;
 		nfd = pfd[1].fd >= 0 ? 2 : 1;
-		if (poll(pfd, (nfds_t)nfd, BV_ASYNC_WAIT_MS) < 0 && errno != EINTR)
+		/* a signal ends the wait with EINTR, as it ends rdma-core's read() of the
+		 * kernel's async fd (compat/cq.c ibv_get_cq_event) */
+		if (poll(pfd, (nfds_t)nfd, BV_ASYNC_WAIT_MS) < 0)
 			return -1;
 	}
 }

@@ -40,6 +40,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <net/if.h>
+#include <sys/types.h>
 #include <infiniband/verbs.h>
 
 #include <blue/blue.h>
@@ -53,6 +54,22 @@
 #define bv_log(...) blue__logf(__VA_ARGS__)
 
 #define BV_MAX_DEVICES		32
+
+/*
+ * IBA 1.5 ATOMIC WRITE and FLUSH. rdma-core 44's headers (Debian's, which compat builds
+ * against) have ibv_wr_atomic_write but not FLUSH; rdma-core 45 added these, with these
+ * values (libibverbs/verbs.h, kernel-headers/rdma/ib_user_verbs.h), and a program built
+ * against 45 passes them to us. blue's BLUE_ACCESS_FLUSH_* have the same numbers.
+ */
+#define BV_ACCESS_FLUSH_GLOBAL		(1 << 8)	/* IBV_ACCESS_FLUSH_GLOBAL */
+#define BV_ACCESS_FLUSH_PERSISTENT	(1 << 9)	/* IBV_ACCESS_FLUSH_PERSISTENT */
+#define BV_QP_EX_WITH_FLUSH		(1ull << 11)	/* IBV_QP_EX_WITH_FLUSH */
+#define BV_DEVICE_FLUSH_GLOBAL		(1ull << 38)	/* IB_UVERBS_DEVICE_FLUSH_GLOBAL */
+#define BV_DEVICE_ATOMIC_WRITE		(1ull << 40)	/* IB_UVERBS_DEVICE_ATOMIC_WRITE */
+
+/* rdma-core 45's ibv_qp_ex.wr_flush, the member after 44's last (wr_atomic_write). */
+typedef void (*bv_wr_flush_fn)(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr,
+			       size_t len, uint8_t type, uint8_t level);
 
 /*
  * Every object of a context is on one of its lists: ibv_close_device() frees what the
@@ -118,7 +135,16 @@ struct bv_context {
 	struct blue_netdev_query attrs;	/* what the queries answer; under lock */
 	struct bv_device *bdev;
 	struct bv_link qps, cqs, mrs, pds, chs, srqs;	/* under lock */
+	struct bv_link mws;		/* memory windows (mw.c); under lock */
 	struct bv_async async;		/* under lock */
+	/*
+	 * What its cmd_fd is (a memfd: its own inode): ibv_import_device() on a dup of it
+	 * makes a context with the same key, and contexts of one key import each other's
+	 * PDs and MRs by handle (import.c), as rdma-core's share one kernel ucontext.
+	 */
+	dev_t cmd_dev;
+	ino_t cmd_ino;
+	struct bv_link all;		/* on device.c's list of every context; under its lock */
 	struct verbs_context vctx;	/* last: ibv_context must be the final member */
 };
 
@@ -128,12 +154,16 @@ struct bv_pd {
 	struct blue_pd *bpd;		/* a parent domain's is its PD's */
 	struct bv_pd *parent_of;	/* a parent domain: the PD it stands on (else NULL) */
 	unsigned int nparents;		/* parent domains on this PD; under lock */
+	struct bv_pd *import_of;	/* imported (import.c): the PD it stands for */
+	unsigned int nimports;		/* imports of this PD; under lock */
 };
 
 struct bv_mr {
 	struct ibv_mr mr;
 	struct bv_link link;
 	struct blue_mr *bmr;
+	struct bv_mr *import_of;	/* imported (import.c): the MR it stands for */
+	unsigned int nimports;		/* imports of this MR; under lock */
 };
 
 struct bv_channel {
@@ -182,6 +212,7 @@ struct bv_wr {
 
 struct bv_qp {
 	struct ibv_qp_ex qpx;		/* ibv_qp is its prefix */
+	bv_wr_flush_fn wr_flush;	/* at rdma-core 45's offset: qpx's next member there */
 	struct bv_link link;
 	struct blue_qp *bqp;
 	bool ex;			/* created with send_ops_flags */
@@ -251,6 +282,9 @@ void bv_pd_init_ops(struct bv_context *c) BV_HIDDEN;
 void bv_cq_init_ops(struct bv_context *c) BV_HIDDEN;
 void bv_qp_init_ops(struct bv_context *c) BV_HIDDEN;
 void bv_qp_ex_init(struct bv_qp *q) BV_HIDDEN;
+/* qp.c: ibv_create_qp_ex's body; @gsi: the QP is QP1 (compat/gsi.c) */
+struct ibv_qp *bv_qp_create(struct ibv_context *context, struct ibv_qp_init_attr_ex *a,
+			    bool gsi) BV_HIDDEN;
 
 /*
  * async.c: bv_async_pump() routes the events the engine queued on the core's libblue
@@ -264,11 +298,40 @@ void bv_async_forget(struct bv_context *c, const struct ibv_qp *qp, const struct
 void bv_srq_init_ops(struct bv_context *c) BV_HIDDEN;
 
 /*
+ * mw.c: the window ops; bv_bmw() is a window's libblue object (NULL for NULL);
+ * bv_mw_bind_info() translates what a bind names; bv_mw_leftovers() deallocates the
+ * windows a closing context still has (before its MRs, which they hold).
+ */
+void bv_mw_init_ops(struct bv_context *c) BV_HIDDEN;
+struct blue_mw *bv_bmw(struct ibv_mw *mw) BV_HIDDEN;
+void bv_mw_bind_info(const struct ibv_mw_bind_info *in, struct blue_mw_bind_info *out)
+	BV_HIDDEN;
+void bv_mw_leftovers(struct bv_context *c) BV_HIDDEN;
+
+/*
  * bv_cq_clean() - drop @qpn's completions from what an extended poll took from libblue
  * and has not served yet (libblue cleans its own ring: a QP going to RESET).
  * Locking: with the context lock held.
  */
 void bv_cq_clean(struct bv_cq *cq, uint32_t qpn) BV_HIDDEN;
+
+/*
+ * import.c: bv_handle_new() numbers a PD or MR (ibv_pd.handle, ibv_mr.handle: what
+ * ibv_import_pd/mr take; unique in the process). bv_unimport_pd/mr() free an import,
+ * not the object it stands for (ibv_dealloc_pd/ibv_dereg_mr of an import do the same).
+ * Locking: bv_unimport_* with the context lock held.
+ */
+uint32_t bv_handle_new(void) BV_HIDDEN;
+void bv_unimport_pd(struct bv_pd *p) BV_HIDDEN;
+void bv_unimport_mr(struct bv_mr *m) BV_HIDDEN;
+
+/*
+ * device.c: bv_context_import() - a new context of the device whose context has the
+ * command fd @cmd_fd is a dup of, with that context's key; it owns @cmd_fd (closed with
+ * it). Return: NULL with errno (EBADF; EOPNOTSUPP, said, when no context of this process
+ * has it: blue's objects live in the process that made them).
+ */
+struct ibv_context *bv_context_import(int cmd_fd) BV_HIDDEN;
 
 /* mr_pd.c: ibv access flags -> blue's (0, or -errno after a message) */
 int bv_access(int ibv_access, const char *who) BV_HIDDEN;

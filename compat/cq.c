@@ -388,7 +388,14 @@ BV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq *
 		}
 		pfd.fd = channel->fd;
 		pfd.events = POLLIN;
-		(void)poll(&pfd, 1, BV_EVENT_WAIT_MS);
+		/*
+		 * A signal ends the wait with EINTR, as it ends rdma-core's read() of the
+		 * kernel's channel fd: qperf, waiting here for a message that will not come
+		 * after its peer's test time ran out, is woken by its own SIGALRM and must
+		 * see it (the wait went on for good: its peer timed out for the results)
+		 */
+		if (poll(&pfd, 1, BV_EVENT_WAIT_MS) < 0 && errno == EINTR)
+			return -1;
 	}
 }
 

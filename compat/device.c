@@ -16,12 +16,16 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <blue/pins.h>
 
 #include "compat/compat.h"
 
 static struct bv_device devices[BV_MAX_DEVICES];
 static pthread_mutex_t devices_lock = PTHREAD_MUTEX_INITIALIZER;
+/* every open context, for ibv_import_device (bv_context.all); under devices_lock */
+static struct bv_link all_contexts = { &all_contexts, &all_contexts };
 
 static struct bv_device *device_slot(const char *ifname)
 {
@@ -208,11 +212,32 @@ static int core_put(struct bv_device *d)
 }
 
 /*
+ * @ctx's command fd: @cmd_fd (an import's, a dup of another context's), or when it is -1
+ * a new memfd. There is no kernel command channel, but programs dup the fd to hand the
+ * context on (rdma-core's test_shared_pd, then ibv_import_device), so it is an open
+ * descriptor of the context's own, and a memfd, whose inode is its own, so that the
+ * import finds the context from the dup (@c's key). Return: 0 or an errno.
+ */
+static int context_cmd_fd(struct bv_context *c, struct ibv_context *ctx, int cmd_fd)
+{
+	struct stat st;
+
+	ctx->cmd_fd = cmd_fd >= 0 ? cmd_fd : memfd_create("blue-cmd", MFD_CLOEXEC);
+	if (ctx->cmd_fd < 0 || fstat(ctx->cmd_fd, &st))
+		return errno;
+	c->cmd_dev = st.st_dev;
+	c->cmd_ino = st.st_ino;
+	return 0;
+}
+
+/*
  * A verbs context on @d, sharing its core; with the core's libblue context when another
  * context has opened it (its answers to the queries then), else @q's answers (NULL: none
- * yet, bv_context_wrap fills them).
+ * yet, bv_context_wrap fills them). @cmd_fd: its command fd (-1: a new one; see
+ * context_cmd_fd), owned by it from here on.
  */
-static struct bv_context *context_new(struct bv_device *d, const struct blue_netdev_query *q)
+static struct bv_context *context_new(struct bv_device *d, const struct blue_netdev_query *q,
+				      int cmd_fd)
 {
 	struct bv_context *c;
 	struct ibv_context *ctx;
@@ -220,12 +245,23 @@ static struct bv_context *context_new(struct bv_device *d, const struct blue_net
 	c = bv_obj_new(sizeof(*c));
 	if (!c)
 		return NULL;
+	ctx = &c->vctx.context;
+	ctx->async_fd = -1;
+	if (context_cmd_fd(c, ctx, cmd_fd)) {
+		bv_log("%s: no command fd for a context: %s", d->ifname, strerror(errno));
+		if (cmd_fd < 0 && ctx->cmd_fd >= 0)
+			close(ctx->cmd_fd);
+		return bv_obj_fail(c);
+	}
 	pthread_mutex_lock(&devices_lock);
 	c->core = core_get(d);
+	if (c->core)
+		bv_list_add(&all_contexts, &c->all);
 	pthread_mutex_unlock(&devices_lock);
 	if (!c->core) {
-		free(c);
-		return NULL;
+		if (cmd_fd < 0)	/* a failed import leaves the caller's fd open */
+			close(ctx->cmd_fd);
+		return bv_obj_fail(c);
 	}
 	c->bdev = d;
 	if (q)
@@ -242,17 +278,11 @@ static struct bv_context *context_new(struct bv_device *d, const struct blue_net
 	bv_list_init(&c->pds);
 	bv_list_init(&c->chs);
 	bv_list_init(&c->srqs);
+	bv_list_init(&c->mws);
 	bv_lock(c);
 	bv_list_add(&c->core->ctxs, &c->async.link);
 	bv_unlock(c);
-	ctx = &c->vctx.context;
 	ctx->device = &d->dev;
-	/*
-	 * no kernel command channel, but an open descriptor of the context's own: programs
-	 * dup it to hand the context on (rdma-core's test_shared_pd, before
-	 * ibv_import_device); -1 fails their dup
-	 */
-	ctx->cmd_fd = eventfd(0, EFD_CLOEXEC);
 	ctx->async_fd = eventfd(0, EFD_CLOEXEC);	/* readable while c->async holds events */
 	ctx->num_comp_vectors = 1;
 	pthread_mutex_init(&ctx->mutex, NULL);
@@ -264,6 +294,7 @@ static struct bv_context *context_new(struct bv_device *d, const struct blue_net
 	bv_cq_init_ops(c);
 	bv_qp_init_ops(c);
 	bv_srq_init_ops(c);
+	bv_mw_init_ops(c);
 	return c;
 }
 
@@ -278,6 +309,8 @@ static int context_free(struct bv_context *c)
 	bv_unlock(c);
 	pthread_mutex_lock(&devices_lock);
 	err = core_put(c->bdev);
+	if (!err)
+		bv_list_del(&c->all);
 	pthread_mutex_unlock(&devices_lock);
 	if (err) {
 		bv_lock(c);	/* still open: it takes port events again */
@@ -296,7 +329,7 @@ static int context_free(struct bv_context *c)
 
 struct ibv_context *bv_context_wrap(struct blue_context *bctx, struct bv_device *d)
 {
-	struct bv_context *c = context_new(d, NULL);
+	struct bv_context *c = context_new(d, NULL, -1);
 	int err = 0;
 
 	if (!c)
@@ -334,10 +367,62 @@ BV_EXPORT struct ibv_context *ibv_open_device(struct ibv_device *device)
 	err = blue__netdev_query(d->ifname, &q);	/* says why on failure */
 	if (err)
 		return bv_null(-err);
-	c = context_new(d, &q);
+	c = context_new(d, &q, -1);
 	if (!c)
 		return NULL;
 	return &c->vctx.context;
+}
+
+/*
+ * The context whose command fd is @st's file, its device and its answers to the queries
+ * into @d and @q. Locking: with devices_lock held (it takes the context's core lock).
+ */
+static struct bv_context *context_of_cmd(const struct stat *st, struct bv_device **d,
+					 struct blue_netdev_query *q)
+{
+	struct bv_link *l;
+
+	for (l = all_contexts.next; l != &all_contexts; l = l->next) {
+		struct bv_context *c = (struct bv_context *)
+			((char *)l - offsetof(struct bv_context, all));
+
+		if (c->cmd_dev == st->st_dev && c->cmd_ino == st->st_ino) {
+			*d = c->bdev;
+			bv_lock(c);
+			*q = c->attrs;
+			bv_unlock(c);
+			return c;
+		}
+	}
+	return NULL;
+}
+
+struct ibv_context *bv_context_import(int cmd_fd)
+{
+	struct blue_netdev_query q;
+	struct bv_context *c;
+	struct bv_device *d = NULL;
+	struct stat st;
+
+	if (cmd_fd < 0 || fstat(cmd_fd, &st)) {
+		bv_log("ibv_import_device: cmd_fd %d is not an open descriptor", cmd_fd);
+		return bv_null(EBADF);
+	}
+	pthread_mutex_lock(&devices_lock);
+	c = context_of_cmd(&st, &d, &q);
+	pthread_mutex_unlock(&devices_lock);
+	if (!c) {
+		bv_log("ibv_import_device: cmd_fd %d is no blue context's command fd in this "
+		       "process (blue's objects live in the process that made them: a context "
+		       "is imported from a dup of its cmd_fd in the same process)", cmd_fd);
+		return bv_null(EOPNOTSUPP);
+	}
+	/*
+	 * The device cannot go away meanwhile: a context of a device keeps its slot, and the
+	 * import is the program's, which holds that context open while it imports.
+	 */
+	c = context_new(d, &q, cmd_fd);
+	return c ? &c->vctx.context : NULL;
 }
 
 int bv_ctx_open(struct bv_context *c)
@@ -378,6 +463,7 @@ static void free_leftovers(struct bv_context *c)
 	while (c->srqs.next != &c->srqs)
 		if (ibv_destroy_srq(&bv_first(&c->srqs, struct bv_srq)->srq))
 			break;
+	bv_mw_leftovers(c);	/* windows hold their MRs */
 	while (c->mrs.next != &c->mrs)
 		if (ibv_dereg_mr(&bv_first(&c->mrs, struct bv_mr)->mr))
 			break;

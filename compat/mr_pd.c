@@ -32,6 +32,7 @@ BV_EXPORT struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	if (!p->bpd)
 		return bv_obj_fail(p);
 	p->pd.context = context;
+	p->pd.handle = bv_handle_new();	/* what ibv_import_pd takes (import.c) */
 	return &p->pd;
 }
 
@@ -95,6 +96,17 @@ BV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 	p = bv_pd(pd);
 	c = bv_ctx(pd->context);
 	bv_lock(c);
+	if (p->import_of) {	/* the PD stays with its owner (import.c) */
+		bv_unimport_pd(p);
+		bv_unlock(c);
+		return 0;
+	}
+	if (p->nimports) {
+		bv_unlock(c);
+		bv_log("ibv_dealloc_pd: %u imports of the PD (ibv_import_pd) still stand; "
+		       "unimport them first", p->nimports);
+		return bv_ret(EBUSY);
+	}
 	if (p->parent_of) {	/* its objects are its PD's: nothing of libblue's to free */
 		p->parent_of->nparents--;
 		bv_list_del(&p->link);
@@ -119,23 +131,25 @@ BV_EXPORT int ibv_dealloc_pd(struct ibv_pd *pd)
 }
 
 /*
- * ibv access flags to blue's. The first four bits are the same. Memory windows do not
- * exist here, so MW_BIND grants nothing and is dropped, as are the hints (HUGETLB and the
- * optional range, e.g. RELAXED_ORDERING, which a device may ignore by definition).
- * Zero-based and on-demand regions change what an address means: refused.
+ * ibv access flags to blue's. The first four bits, MW_BIND (compat/mw.c) and rdma-core
+ * 45's FLUSH_GLOBAL/FLUSH_PERSISTENT are the same bits in blue; the hints (HUGETLB and
+ * the optional range, e.g. RELAXED_ORDERING, which a device may ignore by definition) are
+ * dropped. Zero-based and on-demand regions change what an address means: refused.
  */
 int bv_access(int ibv_access, const char *who)
 {
 	unsigned int a = (unsigned int)ibv_access;
 	unsigned int known = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+			     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+			     IBV_ACCESS_MW_BIND;	/* the same bit in blue (compat/mw.c) */
 
-	a &= ~(unsigned int)(IBV_ACCESS_MW_BIND | IBV_ACCESS_HUGETLB |
-			     IBV_ACCESS_OPTIONAL_RANGE);
+	known |= BV_ACCESS_FLUSH_GLOBAL | BV_ACCESS_FLUSH_PERSISTENT;	/* rdma-core 45 */
+
+	a &= ~(unsigned int)(IBV_ACCESS_HUGETLB | IBV_ACCESS_OPTIONAL_RANGE);
 	if (a & ~known) {
 		bv_log("%s: access flags 0x%x are not supported (zero-based, on-demand and "
 		       "the like); blue takes LOCAL_WRITE, REMOTE_WRITE, REMOTE_READ, "
-		       "REMOTE_ATOMIC", who, a & ~known);
+		       "REMOTE_ATOMIC, MW_BIND, FLUSH_GLOBAL, FLUSH_PERSISTENT", who, a & ~known);
 		return -EOPNOTSUPP;
 	}
 	return (int)a;
@@ -177,6 +191,7 @@ BV_EXPORT struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t 
 	m->mr.length = length;
 	m->mr.lkey = m->bmr->lkey;
 	m->mr.rkey = m->bmr->rkey;
+	m->mr.handle = bv_handle_new();	/* what ibv_import_mr takes (import.c) */
 	return &m->mr;
 }
 
@@ -259,6 +274,17 @@ BV_EXPORT int ibv_dereg_mr(struct ibv_mr *mr)
 	}
 	c = bv_ctx(mr->context);
 	bv_lock(c);
+	if (m->import_of) {	/* the MR stays with its owner (import.c) */
+		bv_unimport_mr(m);
+		bv_unlock(c);
+		return 0;
+	}
+	if (m->nimports) {
+		bv_unlock(c);
+		bv_log("ibv_dereg_mr: %u imports of the MR (ibv_import_mr) still stand; "
+		       "unimport them first", m->nimports);
+		return bv_ret(EBUSY);
+	}
 	err = blue_dereg_mr(m->bmr);
 	if (!err)
 		bv_list_del(&m->link);

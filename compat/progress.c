@@ -31,6 +31,7 @@
 #include "runtime/device.h"
 #include "runtime/log.h"
 #include "runtime/progress.h"
+#include "runtime/thread.h"
 
 #define BV_NAP_US	20	/* the nap when the application is in libblue */
 #define BV_IDLE_MS	1	/* the longest sleep with nothing to do (timer granularity) */
@@ -100,7 +101,7 @@ int bv_progress_start(struct bv_core *core)
 	if (core->thread_started || !core->bctx)
 		return 0;
 	atomic_store(&core->stop, false);
-	err = pthread_create(&core->thread, NULL, progress_main, core);
+	err = blue_thread_start(&core->thread, progress_main, core);
 	if (err) {
 		bv_log("cannot start the progress thread for %s: %s",
 		       core->ifname, strerror(err));

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "compat/compat.h"
+#include "runtime/qp.h"
 
 /* The SGE and receive WR layouts are the same, so chains pass through uncopied. */
 _Static_assert(sizeof(struct ibv_sge) == sizeof(struct blue_sge), "sge layout");
@@ -24,7 +25,15 @@ _Static_assert(offsetof(struct ibv_recv_wr, num_sge) ==
 #define BV_SEND_OPS (IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
 		     IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 		     IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-		     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+		     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | \
+		     IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_LOCAL_INV | \
+		     IBV_QP_EX_WITH_SEND_WITH_INV | \
+		     IBV_QP_EX_WITH_ATOMIC_WRITE | BV_QP_EX_WITH_FLUSH)
+
+/* a program built against rdma-core 45 finds wr_flush right after wr_atomic_write */
+_Static_assert(offsetof(struct bv_qp, wr_flush) ==
+	       offsetof(struct ibv_qp_ex, wr_atomic_write) + sizeof(void (*)(void)),
+	       "wr_flush at rdma-core 45's offset");
 
 /* The attribute bits blue_modify_qp() knows (enum blue_qp_attr_mask: the same values). */
 #define BV_QP_MASK (IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_ACCESS_FLAGS | \
@@ -42,8 +51,8 @@ static void cap_from_blue(const struct blue_qp_cap *b, struct ibv_qp_cap *c)
 	c->max_inline_data = b->max_inline_data;
 }
 
-static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
-				      struct ibv_qp_init_attr_ex *a)
+struct ibv_qp *bv_qp_create(struct ibv_context *context, struct ibv_qp_init_attr_ex *a,
+			    bool gsi)
 {
 	struct bv_context *c = bv_ctx(context);
 	struct blue_qp_init_attr bi;
@@ -74,14 +83,14 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 	}
 	if ((a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
 	    (a->send_ops_flags & ~(uint64_t)BV_SEND_OPS)) {
-		bv_log("ibv_create_qp_ex: send_ops_flags 0x%llx are not supported (memory "
-		       "windows, invalidate, TSO, atomic write)",
+		bv_log("ibv_create_qp_ex: send_ops_flags 0x%llx are not supported (TSO, "
+		       "atomic write)",
 		       (unsigned long long)(a->send_ops_flags & ~(uint64_t)BV_SEND_OPS));
 		return bv_null(EOPNOTSUPP);
 	}
-	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UD) {
-		bv_log("ibv_create_qp: qp_type %d is not supported; blue has RC (%d) and UD (%d)",
-		       a->qp_type, IBV_QPT_RC, IBV_QPT_UD);
+	if (a->qp_type != IBV_QPT_RC && a->qp_type != IBV_QPT_UC && a->qp_type != IBV_QPT_UD) {
+		bv_log("ibv_create_qp: qp_type %d is not supported; blue has RC (%d), UC (%d) and "
+		       "UD (%d)", a->qp_type, IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD);
 		return bv_null(EOPNOTSUPP);
 	}
 	if (!a->send_cq || !a->recv_cq) {
@@ -108,7 +117,8 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 	bi.qp_type = (enum blue_qp_type)a->qp_type;	/* same numbers (qp_ctx.h) */
 	bi.sq_sig_all = a->sq_sig_all;
 	bv_lock(c);
-	q->bqp = blue_create_qp(bv_pd(a->pd)->bpd, &bi);
+	q->bqp = gsi ? blue__create_gsi_qp(bv_pd(a->pd)->bpd, &bi) :
+		       blue_create_qp(bv_pd(a->pd)->bpd, &bi);
 	if (q->bqp && blue_query_qp(q->bqp, &qa, IBV_QP_CAP, &qi) == 0)
 		cap_from_blue(&qi.cap, &a->cap);	/* rdma-core returns the real caps */
 	if (q->bqp) {
@@ -137,6 +147,12 @@ static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
 	q->ex = (a->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) != 0;
 	bv_qp_ex_init(q);
 	return &q->qpx.qp_base;
+}
+
+static struct ibv_qp *bv_create_qp_ex(struct ibv_context *context,
+				      struct ibv_qp_init_attr_ex *a)
+{
+	return bv_qp_create(context, a, false);
 }
 
 BV_EXPORT struct ibv_qp *ibv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr)
@@ -362,9 +378,10 @@ static int send_wr_to_blue(const struct ibv_qp *qp, const struct ibv_send_wr *w,
 	unsigned int known = IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
 			     IBV_SEND_INLINE;
 
-	if (w->opcode > IBV_WR_ATOMIC_FETCH_AND_ADD) {
-		bv_log("ibv_post_send: QP 0x%x: opcode %d is not supported (memory windows, "
-		       "invalidate, TSO, atomic write)", qpn, w->opcode);
+	if (w->opcode > IBV_WR_ATOMIC_FETCH_AND_ADD && w->opcode != IBV_WR_LOCAL_INV &&
+	    w->opcode != IBV_WR_BIND_MW && w->opcode != IBV_WR_SEND_WITH_INV &&
+	    w->opcode != IBV_WR_ATOMIC_WRITE) {
+		bv_log("ibv_post_send: QP 0x%x: opcode %d is not supported (TSO)", qpn, w->opcode);
 		return EOPNOTSUPP;
 	}
 	if (w->send_flags & ~known) {
@@ -390,6 +407,10 @@ static int send_wr_to_blue(const struct ibv_qp *qp, const struct ibv_send_wr *w,
 		b->wr.atomic.compare_add = w->wr.atomic.compare_add;
 		b->wr.atomic.swap = w->wr.atomic.swap;
 		b->wr.atomic.rkey = w->wr.atomic.rkey;
+	} else if (w->opcode == IBV_WR_BIND_MW) {
+		b->wr.bind_mw.mw = bv_bmw(w->bind_mw.mw);
+		b->wr.bind_mw.rkey = w->bind_mw.rkey;
+		bv_mw_bind_info(&w->bind_mw.bind_info, &b->wr.bind_mw.bind_info);
 	} else {
 		b->wr.rdma.remote_addr = w->wr.rdma.remote_addr;
 		b->wr.rdma.rkey = w->wr.rdma.rkey;

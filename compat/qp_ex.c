@@ -252,25 +252,36 @@ static void bx_set_inline_data(struct ibv_qp_ex *x, void *addr, size_t length)
 	bx_set_inline_data_list(x, 1, &b);
 }
 
-/* Builders for what blue lacks: the batch fails at wr_complete, saying why. */
+/* Memory windows (compat/mw.c): a type 2 bind, and the two invalidations. */
 static void bx_bind_mw(struct ibv_qp_ex *x, struct ibv_mw *mw, uint32_t rkey,
 		       const struct ibv_mw_bind_info *info)
 {
-	(void)mw; (void)rkey; (void)info;
-	wr_fail(qx(x), EOPNOTSUPP, "memory windows are not supported");
+	struct bv_wr *w = wr_new(x, BLUE_WR_BIND_MW);
+
+	if (!w)
+		return;
+	w->wr.wr.bind_mw.mw = bv_bmw(mw);
+	w->wr.wr.bind_mw.rkey = rkey;
+	bv_mw_bind_info(info, &w->wr.wr.bind_mw.bind_info);
 }
 
 static void bx_local_inv(struct ibv_qp_ex *x, uint32_t rkey)
 {
-	(void)rkey;
-	wr_fail(qx(x), EOPNOTSUPP, "local invalidate is not supported");
+	struct bv_wr *w = wr_new(x, BLUE_WR_LOCAL_INV);
+
+	if (w)
+		w->wr.invalidate_rkey = rkey;
 }
 
 static void bx_send_inv(struct ibv_qp_ex *x, uint32_t rkey)
 {
-	(void)rkey;
-	wr_fail(qx(x), EOPNOTSUPP, "send with invalidate is not supported");
+	struct bv_wr *w = wr_new(x, BLUE_WR_SEND_WITH_INV);
+
+	if (w)
+		w->wr.invalidate_rkey = rkey;
 }
+
+/* Builders for what blue lacks: the batch fails at wr_complete, saying why. */
 
 static void bx_send_tso(struct ibv_qp_ex *x, void *hdr, uint16_t hdr_sz, uint16_t mss)
 {
@@ -300,11 +311,36 @@ static void bx_set_xrc_srqn(struct ibv_qp_ex *x, uint32_t srqn)
 	wr_fail(qx(x), EOPNOTSUPP, "XRC is not supported");
 }
 
+/* IBA 1.5 ATOMIC WRITE: the 8 bytes at @data, copied now as inline data (as rxe copies) */
 static void bx_atomic_write(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr,
 			    const void *data)
 {
-	(void)rkey; (void)raddr; (void)data;
-	wr_fail(qx(x), EOPNOTSUPP, "atomic write is not supported");
+	if (!data) {
+		wr_fail(qx(x), EINVAL, "ibv_wr_atomic_write: atomic_wr is NULL");
+		return;
+	}
+	if (wr_rdma(x, BLUE_WR_ATOMIC_WRITE, rkey, raddr))
+		bx_set_inline_data(x, (void *)data, 8);
+}
+
+/* rdma-core 45's ibv_wr_flush (IBA 1.5 FLUSH); libblue checks type and level */
+static void bx_flush(struct ibv_qp_ex *x, uint32_t rkey, uint64_t raddr, size_t len,
+		     uint8_t type, uint8_t level)
+{
+	struct bv_wr *w;
+
+	if (len > UINT32_MAX) {
+		wr_fail(qx(x), EINVAL, "ibv_wr_flush: len is over 4 GiB (the RETH has 32 bits)");
+		return;
+	}
+	w = wr_new(x, BLUE_WR_FLUSH);
+	if (w) {
+		w->wr.wr.flush.remote_addr = raddr;
+		w->wr.wr.flush.rkey = rkey;
+		w->wr.wr.flush.length = (uint32_t)len;
+		w->wr.wr.flush.type = type;
+		w->wr.wr.flush.level = level;
+	}
 }
 
 void bv_qp_ex_init(struct bv_qp *q)
@@ -333,4 +369,5 @@ void bv_qp_ex_init(struct bv_qp *q)
 	x->wr_set_ud_addr = bx_set_ud_addr;
 	x->wr_set_xrc_srqn = bx_set_xrc_srqn;
 	x->wr_atomic_write = bx_atomic_write;
+	q->wr_flush = bx_flush;		/* for programs built against rdma-core 45 */
 }

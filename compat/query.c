@@ -28,6 +28,9 @@ static void fill_device_attr(struct bv_context *c, const struct blue_device_attr
 	a->max_qp = b->max_qp;
 	a->max_qp_wr = b->max_qp_wr;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN | IBV_DEVICE_PORT_ACTIVE_EVENT;
+	/* windows of type 1 and 2B, as rxe (runtime/mw.c) */
+	a->device_cap_flags |= IBV_DEVICE_MEM_WINDOW | IBV_DEVICE_MEM_WINDOW_TYPE_2B;
+	a->max_mw = b->max_mw;
 	a->max_sge = b->max_sge;
 	a->max_sge_rd = b->max_sge;
 	a->max_cq = b->max_cq;
@@ -84,6 +87,8 @@ static int bv_query_device_ex(struct ibv_context *context,
 	if (err)
 		return err;
 	ex.phys_port_cnt_ex = ex.orig_attr.phys_port_cnt;
+	/* IBA 1.5, as rxe reports them; no FLUSH_PERSISTENT: there is no pmem (mr.c) */
+	ex.device_cap_flags_ex = BV_DEVICE_ATOMIC_WRITE | BV_DEVICE_FLUSH_GLOBAL;
 	/* everything else (ODP, TSO, RSS, timestamps, DM) is absent: zero */
 	memcpy(attr, &ex, attr_size < sizeof(ex) ? attr_size : sizeof(ex));
 	if (attr_size > sizeof(ex))
@@ -156,9 +161,22 @@ BV_EXPORT int ibv_query_gid(struct ibv_context *context, uint8_t port_num, int i
 	}
 	c = bv_ctx(context);
 	bv_lock(c);
+	/* an empty entry reads as zeros: rdma-core's ibv_query_gid turns ENODATA into that */
 	memcpy(gid->raw, c->attrs.gid[index].raw, sizeof(gid->raw));
 	bv_unlock(c);
 	return 0;
+}
+
+/* Is entry @index of @context's table in use? */
+static bool gid_valid(struct ibv_context *context, int index)
+{
+	struct bv_context *c = bv_ctx(context);
+	bool v;
+
+	bv_lock(c);
+	v = blue__gid_valid(c->attrs.gid, index);
+	bv_unlock(c);
+	return v;
 }
 
 /* rdma-core's private enum ibv_gid_type_sysfs, as ibv_devinfo and perftest use it. */
@@ -168,13 +186,14 @@ enum bv_gid_type_sysfs {
 };
 
 /*
- * blue's GID table, as rxe fills it: index 0 the link-local GID (RoCE v1 in rxe's table;
- * blue sends RoCEv2 over IPv4 only, so it is not usable as a source), index 1 the
- * IPv4-mapped GID, RoCE v2 (annex A17.4.1).
+ * blue's GID table, laid out as rxe's for one GID type: index 0 the link-local default
+ * GID (RoCE v1, as rxe lists its index 0; blue sends RoCEv2 only, so it is not usable as
+ * a source), index 1 the IPv4-mapped GID (annex A17.4.1), 2.. the netdev's global IPv6
+ * addresses, all RoCE v2. rxe lists each address twice, RoCE v1 then v2; blue once.
  */
 static int gid_type(int index)
 {
-	return index == 1 ? IBV_GID_TYPE_ROCE_V2 : IBV_GID_TYPE_ROCE_V1;
+	return index == 0 ? IBV_GID_TYPE_ROCE_V1 : IBV_GID_TYPE_ROCE_V2;
 }
 
 BV_EXPORT int ibv_query_gid_type(struct ibv_context *context, uint8_t port_num,
@@ -208,7 +227,8 @@ BV_EXPORT int _ibv_query_gid_ex(struct ibv_context *context, uint32_t port_num,
 	}
 	/* rdma-core says ENODATA for an index with no GID */
 	if (port_num > 255 || gid_index > 255 ||
-	    ibv_query_gid(context, (uint8_t)port_num, (int)gid_index, &e.gid))
+	    ibv_query_gid(context, (uint8_t)port_num, (int)gid_index, &e.gid) ||
+	    !gid_valid(context, (int)gid_index))
 		return bv_ret(ENODATA);
 	c = bv_ctx(context);
 	e.gid_index = gid_index;
@@ -223,29 +243,36 @@ BV_EXPORT ssize_t _ibv_query_gid_table(struct ibv_context *context,
 				       struct ibv_gid_entry *entries, size_t max_entries,
 				       uint32_t flags, size_t entry_size)
 {
-	size_t i;
+	size_t i, n = 0, valid = 0;
 
 	if (!context || !entries || flags || entry_size < sizeof(*entries)) {
 		bv_log("ibv_query_gid_table: bad context, entries, flags or entry_size");
 		errno = EINVAL;
 		return -EINVAL;
 	}
+	for (i = 0; i < BLUE_GID_TBL_LEN; i++)
+		valid += gid_valid(context, (int)i);
 	/* every valid GID must fit, or it is EINVAL, as the kernel answers rdma-core */
-	if (max_entries < BLUE_GID_TBL_LEN) {
-		bv_log("ibv_query_gid_table: room for %zu entries, the table holds %d GIDs",
-		       max_entries, BLUE_GID_TBL_LEN);
+	if (max_entries < valid) {
+		bv_log("ibv_query_gid_table: room for %zu entries, the table holds %zu GIDs",
+		       max_entries, valid);
 		errno = EINVAL;
 		return -EINVAL;
 	}
-	for (i = 0; i < BLUE_GID_TBL_LEN; i++) {
-		int err = _ibv_query_gid_ex(context, 1, (uint32_t)i,
-					    (struct ibv_gid_entry *)((char *)entries +
-								     i * entry_size),
-					    0, entry_size);
+	/* the valid entries only, each with its own index, as the kernel lists them */
+	for (i = 0; i < BLUE_GID_TBL_LEN && n < valid; i++) {
+		int err;
+
+		if (!gid_valid(context, (int)i))
+			continue;
+		err = _ibv_query_gid_ex(context, 1, (uint32_t)i,
+					(struct ibv_gid_entry *)((char *)entries + n * entry_size),
+					0, entry_size);
 		if (err)
 			return -err;
+		n++;
 	}
-	return (ssize_t)i;
+	return (ssize_t)n;
 }
 
 BV_EXPORT int ibv_query_pkey(struct ibv_context *context, uint8_t port_num, int index,

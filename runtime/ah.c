@@ -14,35 +14,42 @@
 #include "runtime/log.h"
 #include "runtime/mr.h"
 
-/* Check @attr and find where its frames go; 0 or an errno, after a message. */
-static int ah_resolve(struct blue_context *ctx, const struct blue_ah_attr *attr,
-		      uint32_t *dip, uint8_t dmac[6])
+int blue__av_resolve(struct blue_context *ctx, const struct blue_ah_attr *attr,
+		     const char *who, uint8_t dmac[6])
 {
-	char ipstr[INET_ADDRSTRLEN];
+	char sstr[INET6_ADDRSTRLEN], dstr[INET6_ADDRSTRLEN];
+	const union blue_gid *sgid;
+	uint32_t ip;
 
 	if (attr->port_num > 1) {
-		blue__logf("create_ah: port_num %u; the device has port 1 only", attr->port_num);
+		blue__logf("%s: port_num %u; the device has port 1 only", who, attr->port_num);
 		return EINVAL;
 	}
-	if (attr->sgid_index != 1) {
-		blue__logf("create_ah: sgid_index %u; use 1, the IPv4 GID (index 0 is the IPv6 "
-			   "link-local one, and RoCEv2 over IPv6 is not served yet)",
-			   attr->sgid_index);
+	/* the default link-local GID is listed as RoCE v1 (as rxe lists its index 0), and
+	 * blue sends RoCEv2 only: from the IPv4-mapped GID or a global IPv6 one */
+	if (attr->sgid_index == 0) {
+		blue__logf("%s: sgid_index 0 is the link-local default GID (RoCE v1 in the "
+			   "table, as on rxe); blue sends RoCEv2: use 1 (IPv4) or 2.. (IPv6)", who);
 		return EINVAL;
 	}
-	if (!blue__gid_ipv4(&attr->dgid, dip)) {
-		blue__logf("create_ah: the destination GID is not IPv4-mapped (::ffff:a.b.c.d); "
-			   "RoCEv2 over IPv6 is not served yet");
+	if (!blue__gid_valid(ctx->gid, attr->sgid_index)) {
+		blue__logf("%s: sgid_index %u is no GID of this device (0 = the link-local one, "
+			   "1 = IPv4-mapped, 2.. = the netdev's IPv6 addresses; ibv_devinfo -v "
+			   "lists them)", who, attr->sgid_index);
 		return EINVAL;
 	}
-	/* a GID of this device: its frames go to its own MAC (loopback, as on rxe) */
-	if (*dip == ctx->ip) {
-		memcpy(dmac, ctx->mac, 6);
-		return 0;
+	sgid = &ctx->gid[attr->sgid_index];
+	/* one IP version per packet: both ends IPv4 (::ffff:a.b.c.d) or both IPv6 */
+	if (blue__gid_ipv4(sgid, &ip) != blue__gid_ipv4(&attr->dgid, &ip)) {
+		blue__logf("%s: the source GID %s (index %u) and the destination GID %s are not "
+			   "the same IP version; pick the sgid_index of a GID of the peer's kind",
+			   who, blue__gid_str(sgid, sstr, sizeof(sstr)), attr->sgid_index,
+			   blue__gid_str(&attr->dgid, dstr, sizeof(dstr)));
+		return EINVAL;
 	}
-	if (blue__resolve_neigh(ctx, *dip, dmac)) {
-		inet_ntop(AF_INET, dip, ipstr, sizeof(ipstr));
-		blue__logf("create_ah: no MAC address for %s", ipstr);
+	if (blue__resolve_neigh(ctx, &attr->dgid, dmac)) {
+		blue__logf("%s: no MAC address for the peer %s", who,
+			   blue__gid_str(&attr->dgid, dstr, sizeof(dstr)));
 		return ENOENT;
 	}
 	return 0;
@@ -52,14 +59,13 @@ struct blue_ah *blue_create_ah(struct blue_pd *pd, const struct blue_ah_attr *at
 {
 	struct blue_ah *ah;
 	uint8_t dmac[6];
-	uint32_t dip;
 	int err;
 
 	if (!pd || !attr) {
 		errno = EINVAL;
 		return NULL;
 	}
-	err = ah_resolve(pd->ctx, attr, &dip, dmac);
+	err = blue__av_resolve(pd->ctx, attr, "create_ah", dmac);
 	if (err) {
 		errno = err;
 		return NULL;
@@ -72,7 +78,6 @@ struct blue_ah *blue_create_ah(struct blue_pd *pd, const struct blue_ah_attr *at
 	ah->pd = pd;
 	ah->attr = *attr;
 	ah->attr.port_num = 1;
-	ah->dip = dip;
 	memcpy(ah->dmac, dmac, 6);
 	pd->nah++;
 	return ah;
@@ -85,15 +90,6 @@ int blue_destroy_ah(struct blue_ah *ah)
 	ah->pd->nah--;
 	free(ah);
 	return 0;
-}
-
-/* The GID table index holding @gid, or -1. */
-static int gid_index(const struct blue_context *ctx, const uint8_t gid[16])
-{
-	for (int i = 0; i < BLUE_GID_TBL_LEN; i++)
-		if (!memcmp(ctx->gid[i].raw, gid, 16))
-			return i;
-	return -1;
 }
 
 /* ::ffff:@ip (network order) into @gid. */
@@ -131,7 +127,7 @@ int blue_ah_attr_from_grh(struct blue_context *ctx, const void *grh, struct blue
 			   "zero bytes) nor a GRH (IP version %u)", g[0] >> 4);
 		return EINVAL;
 	}
-	idx = gid_index(ctx, dgid);
+	idx = blue__gid_index(ctx, (const union blue_gid *)dgid);
 	if (idx < 0) {
 		blue__logf("ah_attr_from_grh: the message's destination GID is none of this "
 			   "device's");

@@ -28,6 +28,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <linux/types.h>
 
@@ -139,10 +140,16 @@ int blue__cm_check(const struct blue_cm_info *local, const struct blue_cm_info *
  * field; 0 for none. The neighbour entry blue_cm_connect_qp() makes is for it. */
 uint32_t blue__cm_claimed_ip(const struct blue_cm_info *in) BLUE_HIDDEN_CM;
 
+/* The address @in claims as a GID: the IPv4 one (blue__cm_claimed_ip) IPv4-mapped, else
+ * its GID when that is a global IPv6 address (not link-local: no TCP peer has it on
+ * another link). false for none. The neighbour entry connect_qp makes is for it. */
+bool blue__cm_claimed_gid(const struct blue_cm_info *in, union blue_gid *out) BLUE_HIDDEN_CM;
+
 /*
  * blue__cm_check_peer() - may the peer on @fd claim what @remote claims? Yes when the
- * claimed IPv4 is the TCP peer's address, or BLUE_CM_ALLOW lists the pair; a non-IP
- * socket and a peer claiming no IPv4 pass (nothing is installed for them).
+ * claimed IPv4 is the TCP peer's address, or BLUE_CM_ALLOW lists the pair; a claimed
+ * IPv6 GID must be the TCP peer's IPv6 address (BLUE_CM_ALLOW takes IPv4 claims only);
+ * a non-IP socket and a peer claiming nothing pass (nothing is installed for them).
  * Return: 0, -EACCES naming both addresses, -EINVAL for a malformed BLUE_CM_ALLOW
  * (naming the entry), or -errno from getpeername().
  */

@@ -35,12 +35,38 @@
 #define ALLOW_ENV	"BLUE_CM_ALLOW"
 #define ALLOW_TOKEN_MAX	96	/* "a.b.c.d/nn=" and the longest IPv6 text fit */
 
+/* A global IPv6 GID: the QP's address vector talks IPv6, and that is the claim. */
+static bool gid_global6(const union blue_gid *g)
+{
+	static const uint8_t zero[16];
+	uint32_t ip;
+
+	return memcmp(g->raw, zero, 16) && !blue__gid_ipv4(g, &ip) &&
+	       !(g->raw[0] == 0xfe && (g->raw[1] & 0xc0) == 0x80);
+}
+
 uint32_t blue__cm_claimed_ip(const struct blue_cm_info *in)
 {
 	uint32_t ip;
 
 	/* the GID is what the QP's address vector uses; the IPv4 field agrees with it */
-	return blue__gid_ipv4(&in->gid, &ip) ? ip : in->ipv4;
+	if (blue__gid_ipv4(&in->gid, &ip))
+		return ip;
+	return gid_global6(&in->gid) ? 0 : in->ipv4;
+}
+
+bool blue__cm_claimed_gid(const struct blue_cm_info *in, union blue_gid *out)
+{
+	uint32_t ip = blue__cm_claimed_ip(in);
+
+	if (ip) {
+		blue__gid_from_ipv4(out, ip);
+		return true;
+	}
+	if (!gid_global6(&in->gid))
+		return false;
+	*out = in->gid;
+	return true;
 }
 
 /* @ip (network order) as an IPv4-mapped IPv6 address, the form peers are compared in. */
@@ -162,6 +188,26 @@ static void peer_str(const struct in6_addr *a, char *buf, size_t len)
 		inet_ntop(AF_INET6, a, buf, (socklen_t)len);
 }
 
+/* An IPv6 claim: the GID must be the TCP peer's own address (no allow list). */
+static int check_peer6(int fd, const struct blue_cm_info *remote)
+{
+	char c[INET6_ADDRSTRLEN], p[INET6_ADDRSTRLEN];
+	struct in6_addr peer;
+	union blue_gid g;
+	int n;
+
+	if (!blue__cm_claimed_gid(remote, &g))
+		return 0;	/* nothing claimed: no neighbour entry will be made from it */
+	n = tcp_peer(fd, &peer);
+	if (n <= 0)
+		return n;
+	if (!memcmp(peer.s6_addr, g.raw, 16))
+		return 0;
+	inet_ntop(AF_INET6, g.raw, c, sizeof(c));
+	peer_str(&peer, p, sizeof(p));
+	return blue__cm_fail(EACCES, "peer claims %s but connects from %s: refused", c, p);
+}
+
 int blue__cm_check_peer(int fd, const struct blue_cm_info *remote)
 {
 	char c[INET_ADDRSTRLEN], p[INET6_ADDRSTRLEN];
@@ -170,7 +216,7 @@ int blue__cm_check_peer(int fd, const struct blue_cm_info *remote)
 	int n;
 
 	if (!claimed)
-		return 0;	/* no IPv4 claimed: no neighbour entry will be made from it */
+		return check_peer6(fd, remote);
 	n = tcp_peer(fd, &peer);
 	if (n <= 0)
 		return n;

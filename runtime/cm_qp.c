@@ -82,9 +82,11 @@ int blue_cm_info_from_qp(struct blue_context *ctx, struct blue_qp *qp, int gid_i
 	if (err)
 		return -blue__cm_fail(err, "info_from_qp: cannot query QP 0x%x or its port: %s",
 				      blue_qp_num(qp), strerror(err));
-	if (gid_index < 0 || gid_index > 255 || blue_query_gid(ctx, 1, gid_index, &info->gid))
+	if (gid_index < 0 || gid_index > 255 || blue_query_gid(ctx, 1, gid_index, &info->gid) ||
+	    gid_is_zero(&info->gid))
 		return -blue__cm_fail(EINVAL, "info_from_qp: no GID at index %d (blue's table: "
-				      "0 = IPv6 link-local, 1 = IPv4-mapped)", gid_index);
+				      "0 = IPv6 link-local, 1 = IPv4-mapped, 2.. = the netdev's "
+				      "IPv6 addresses)", gid_index);
 	info->qpn = blue_qp_num(qp);
 	info->psn = random_psn();
 	info->mtu = port.active_mtu;
@@ -134,21 +136,20 @@ static void mac_str(const uint8_t m[6], char buf[18])
 }
 
 /* The address and MAC @remote asks for; false when it asks for no entry. */
-static bool peer_neigh(const struct blue_cm_info *remote, uint32_t *ip)
+static bool peer_neigh(const struct blue_cm_info *remote, union blue_gid *addr)
 {
 	static const uint8_t no_mac[6];
 
-	*ip = blue__cm_claimed_ip(remote);
-	return *ip && memcmp(remote->mac, no_mac, 6);
+	return blue__cm_claimed_gid(remote, addr) && memcmp(remote->mac, no_mac, 6);
 }
 
 /* The words for a neighbour entry refused (@err from blue__neigh_hold/check). */
-static int neigh_fail(int err, const char *who, uint32_t ip, const uint8_t mac[6],
-		      const struct blue_neigh *cur)
+static int neigh_fail(int err, const char *who, const union blue_gid *addr,
+		      const uint8_t mac[6], const struct blue_neigh *cur)
 {
-	char ipstr[INET_ADDRSTRLEN], old[18], new[18], use[48];
+	char ipstr[INET6_ADDRSTRLEN], old[18], new[18], use[48];
 
-	inet_ntop(AF_INET, &ip, ipstr, sizeof(ipstr));
+	blue__gid_str(addr, ipstr, sizeof(ipstr));
 	if (err == -EADDRINUSE) {
 		mac_str(cur->mac, old);
 		mac_str(mac, new);
@@ -168,43 +169,45 @@ static int neigh_fail(int err, const char *who, uint32_t ip, const uint8_t mac[6
 int blue__cm_neigh_check(const struct blue_context *ctx, const struct blue_cm_info *remote)
 {
 	struct blue_neigh cur;
-	uint32_t ip;
+	union blue_gid addr;
 	int err;
 
-	if (!peer_neigh(remote, &ip))
+	if (!peer_neigh(remote, &addr))
 		return 0;
-	err = blue__neigh_check(ctx, ip, remote->mac, &cur);
-	return err ? neigh_fail(err, "exchange", ip, remote->mac, &cur) : 0;
+	err = blue__neigh_check(ctx, &addr, remote->mac, &cur);
+	return err ? neigh_fail(err, "exchange", &addr, remote->mac, &cur) : 0;
 }
 
 /*
  * The peer's MAC as the static neighbour for the address it claims (the exchange checked
- * that claim against the TCP peer), held for the QP. Return: the address held (0: none,
- * the peer sent no MAC) or a negative errno with the CM error set.
+ * that claim against the TCP peer), held for the QP in *@addr. Return: 1 when held, 0
+ * for none (the peer sent no MAC), or a negative errno with the CM error set.
  */
-static int64_t hold_peer_neigh(struct blue_context *ctx, const struct blue_cm_info *remote)
+static int hold_peer_neigh(struct blue_context *ctx, const struct blue_cm_info *remote,
+			   union blue_gid *addr)
 {
 	struct blue_neigh cur;
-	uint32_t ip;
 	int err;
 
-	if (!peer_neigh(remote, &ip))
+	if (!peer_neigh(remote, addr))
 		return 0;
-	err = blue__neigh_hold(ctx, ip, remote->mac, &cur);
+	err = blue__neigh_hold(ctx, addr, remote->mac, &cur);
 	if (err)
-		return neigh_fail(err, "connect_qp", ip, remote->mac, &cur);
-	return ip;
+		return neigh_fail(err, "connect_qp", addr, remote->mac, &cur);
+	return 1;
 }
 
 /* IBA 10.3.1 / rc_pingpong: RESET -> INIT -> RTR -> RTS; Return: 0 or a negative errno. */
 static int move_to_rts(struct blue_qp *qp, uint32_t local_psn,
 		       const struct blue_cm_info *remote, const struct blue_cm_qp_attr *attr)
 {
+	struct blue_qp_init_attr init;
+	uint32_t rtr_rc, rts_rc;
 	struct blue_qp_attr a;
 	int err;
 
 	memset(&a, 0, sizeof(a));
-	err = blue_query_qp(qp, &a, BLUE_QP_STATE, NULL);
+	err = blue_query_qp(qp, &a, BLUE_QP_STATE, &init);
 	if (err)
 		return blue__cm_fail(err, "connect_qp: cannot query QP 0x%x", blue_qp_num(qp));
 	if (a.qp_state == BLUE_QPS_RESET) {
@@ -223,6 +226,13 @@ static int move_to_rts(struct blue_qp *qp, uint32_t local_psn,
 				     "(state %d)", blue_qp_num(qp), (int)a.qp_state);
 	}
 
+	/* what only RC takes: a UC QP has no responder resources, RNR, timeout or retries */
+	rtr_rc = init.qp_type == BLUE_QPT_UC ? 0 :
+		 BLUE_QP_MAX_DEST_RD_ATOMIC | BLUE_QP_MIN_RNR_TIMER;
+	rts_rc = init.qp_type == BLUE_QPT_UC ? 0 :
+		 BLUE_QP_TIMEOUT | BLUE_QP_RETRY_CNT | BLUE_QP_RNR_RETRY |
+		 BLUE_QP_MAX_QP_RD_ATOMIC;
+
 	/* INIT -> RTR with the responder's attributes */
 	memset(&a, 0, sizeof(a));
 	a.qp_state = BLUE_QPS_RTR;
@@ -234,9 +244,8 @@ static int move_to_rts(struct blue_qp *qp, uint32_t local_psn,
 	a.ah_attr.dgid = remote->gid;
 	a.ah_attr.sgid_index = attr->sgid_index;
 	a.ah_attr.port_num = 1;
-	err = blue_modify_qp(qp, &a, BLUE_QP_STATE | BLUE_QP_AV | BLUE_QP_PATH_MTU |
-			     BLUE_QP_DEST_QPN | BLUE_QP_RQ_PSN | BLUE_QP_MAX_DEST_RD_ATOMIC |
-			     BLUE_QP_MIN_RNR_TIMER);
+	err = blue_modify_qp(qp, &a, (int)(BLUE_QP_STATE | BLUE_QP_AV | BLUE_QP_PATH_MTU |
+				       BLUE_QP_DEST_QPN | BLUE_QP_RQ_PSN | rtr_rc));
 	if (err)
 		return blue__cm_fail(err, "connect_qp: QP 0x%x INIT -> RTR failed (peer QPN "
 				     "0x%06x, PSN 0x%06x, MTU %d)", blue_qp_num(qp),
@@ -250,8 +259,7 @@ static int move_to_rts(struct blue_qp *qp, uint32_t local_psn,
 	a.retry_cnt = attr->retry_cnt;
 	a.rnr_retry = attr->rnr_retry;
 	a.max_rd_atomic = attr->max_rd_atomic;
-	err = blue_modify_qp(qp, &a, BLUE_QP_STATE | BLUE_QP_SQ_PSN | BLUE_QP_TIMEOUT |
-			     BLUE_QP_RETRY_CNT | BLUE_QP_RNR_RETRY | BLUE_QP_MAX_QP_RD_ATOMIC);
+	err = blue_modify_qp(qp, &a, (int)(BLUE_QP_STATE | BLUE_QP_SQ_PSN | rts_rc));
 	if (err)
 		return blue__cm_fail(err, "connect_qp: QP 0x%x RTR -> RTS failed",
 				     blue_qp_num(qp));
@@ -292,8 +300,8 @@ int blue_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t lo
 		       const struct blue_cm_info *remote, const struct blue_cm_qp_attr *attr)
 {
 	struct blue_cm_qp_attr def;
-	int64_t held;
-	int err;
+	union blue_gid addr;
+	int held, err;
 
 	blue__cm_clear_error();
 	if (!ctx || !qp || !remote)
@@ -307,21 +315,23 @@ int blue_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t lo
 				      "one (with ibv_rc_pingpong, pass -g with the index of its "
 				      "IPv4 GID, e.g. -g 1)");
 	/* before RTR, which resolves the peer's MAC through this entry */
-	held = hold_peer_neigh(ctx, remote);
+	held = hold_peer_neigh(ctx, remote, &addr);
 	if (held < 0)
-		return (int)-held;
+		return -held;
 	err = move_to_rts(qp, local_psn, remote, attr);
-	if (!err)
+	/* UC: nothing is retransmitted and nothing ACKs, so neither policy applies */
+	if (!err && qp->type != BLUE_QPT_UC)
 		err = set_negotiated(qp, remote, attr);
 	if (err) {
 		if (held)
-			blue__neigh_put(ctx, (uint32_t)held);	/* nothing half-installed */
+			blue__neigh_put(ctx, &addr);	/* nothing half-installed */
 		return -err;
 	}
 	/* a QP connected again gives up the entry of its former peer */
-	if (qp->neigh_ip)
-		blue__neigh_put(ctx, qp->neigh_ip);
-	qp->neigh_ip = (uint32_t)held;
+	if (qp->neigh_held)
+		blue__neigh_put(ctx, &qp->neigh_addr);
+	qp->neigh_held = held;
+	qp->neigh_addr = addr;
 	blue__obs_conn_done(qp, remote->qpn);
 	return 0;
 }

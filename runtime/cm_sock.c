@@ -192,14 +192,27 @@ int blue_cm_listen(const char *bind_ip, uint16_t port)
 		errno = EADDRNOTAVAIL;
 		return -1;
 	}
-	/* the first address that binds, as rc_pingpong's server does (IPv4 first) */
+	/*
+	 * The first address that binds, as rc_pingpong's server does. For "every address"
+	 * the IPv6 wildcard goes first, dual-stack (IPV6_V6ONLY off), so peers reach it over
+	 * IPv4 and IPv6 alike; IPv4 peers then show as ::ffff:a.b.c.d, the form the peer
+	 * check compares in (cm_peer.c). getaddrinfo lists 0.0.0.0 first.
+	 */
+	for (int pass = bind_ip ? 1 : 0; pass < 2 && fd < 0; pass++)
 	for (t = res; t; t = t->ai_next) {
+		if (pass == 0 && t->ai_family != AF_INET6)
+			continue;
 		fd = socket(t->ai_family, t->ai_socktype | SOCK_CLOEXEC, t->ai_protocol);
 		if (fd < 0) {
 			err = errno;
 			continue;
 		}
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		if (t->ai_family == AF_INET6 && !bind_ip) {
+			int off = 0;
+
+			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+		}
 		if (bind(fd, t->ai_addr, t->ai_addrlen) == 0 && listen(fd, 8) == 0)
 			break;
 		err = errno;

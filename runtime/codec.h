@@ -3,14 +3,15 @@
  * RoCEv2 wire codec: one Ethernet frame <-> struct blue_pkt.
  *
  * Layout built and accepted (IBA annex A17.2, ch. 9.2-9.3):
- *   Ethernet [802.1Q tag] / IPv4 (IHL 5, no fragments) / UDP dport 4791 /
- *   BTH / extended headers in IBA order (DETH, RETH, AtomicETH, AETH, AtomicAckETH,
+ *   Ethernet [802.1Q tag] / IPv4 (IHL 5, no fragments) or IPv6 (no extension
+ *   header) / UDP dport 4791 /
+ *   BTH / extended headers in IBA order (DETH, FETH, RETH, AtomicETH, AETH, AtomicAckETH,
  *   ImmDt, IETH) / payload / pad (0..3 zero bytes) / ICRC (4 bytes, little-endian).
  * Which extended headers an opcode carries comes from blue_opcode_flags() in
  * include/blue/wire.h, the one table shared with the XDP program.
  *
- * Every numeric field in struct blue_pkt is in host byte order, except the IPv4
- * addresses, which stay in network order (as in struct iphdr / in_addr_t).
+ * Every numeric field in struct blue_pkt is in host byte order, except the IP
+ * addresses, which stay in network order (as in struct iphdr / struct in6_addr).
  */
 #ifndef BLUE_RUNTIME_CODEC_H
 #define BLUE_RUNTIME_CODEC_H
@@ -24,7 +25,7 @@
 enum blue_parse_err {
 	BLUE_PARSE_OK = 0,
 	BLUE_PARSE_TRUNC_ETH,		/* shorter than the Ethernet (+VLAN) header */
-	BLUE_PARSE_NOT_IPV4,		/* EtherType is not IPv4 */
+	BLUE_PARSE_NOT_IPV4,		/* EtherType is neither IPv4 nor IPv6 */
 	BLUE_PARSE_TRUNC_IP,		/* shorter than a 20-byte IPv4 header */
 	BLUE_PARSE_BAD_IP_VERSION,	/* version nibble is not 4 */
 	BLUE_PARSE_BAD_IHL,		/* IHL != 5: rxe and we take no IP options */
@@ -43,6 +44,7 @@ enum blue_parse_err {
 	BLUE_PARSE_BAD_PAD,		/* pad count > data, or pad on an opcode w/o payload */
 	BLUE_PARSE_BAD_PAYLOAD_LEN,	/* data not 4-byte aligned, or data on an opcode w/o payload */
 	BLUE_PARSE_BAD_ICRC,		/* ICRC on the wire != computed */
+	BLUE_PARSE_BAD_UDP_CSUM,	/* IPv6: a UDP checksum that is neither 0 nor right */
 	BLUE_PARSE_ERR_MAX,
 };
 
@@ -57,12 +59,24 @@ struct blue_pkt {
 	/* IPv4 (IHL 5 only) */
 	uint32_t	saddr;		/* network order */
 	uint32_t	daddr;		/* network order */
-	uint8_t		tos;		/* DSCP:6 ECN:2 */
-	uint8_t		ttl;
+	uint8_t		tos;		/* DSCP:6 ECN:2; IPv6: the traffic class */
+	uint8_t		ttl;		/* IPv6: the hop limit */
 	uint16_t	ip_id;
 	uint8_t		ip_df;		/* Don't Fragment; rxe sets it */
 
-	/* UDP (destination is always 4791; checksum is sent as 0, as rxe does) */
+	/*
+	 * IPv6 instead of IPv4 when set (blue_pkt_set_ips): then saddr6/daddr6 are the
+	 * addresses (saddr/daddr, ip_id and ip_df unused) and tos/ttl the traffic class and
+	 * hop limit. rxe sends flow label 0 (rxe_net.c prepare_ipv6_hdr: ip6_flow_hdr(ip6h,
+	 * prio, htonl(0))), and so does blue_pkt_init's zero.
+	 */
+	uint8_t		ipv6;
+	uint32_t	flow_label;	/* 20 bits */
+	uint8_t		saddr6[16];
+	uint8_t		daddr6[16];
+
+	/* UDP (destination is always 4791; checksum is sent as 0, as rxe does over IPv4
+	 * and IPv6 alike: rxe_net.c prepare_udp_hdr writes check = 0) */
 	uint16_t	sport;
 
 	/* BTH (IBA 9.2) */
@@ -103,6 +117,7 @@ struct blue_pkt {
 		uint32_t	qkey;
 		uint32_t	sqpn;		/* 24 bits */
 	} deth;				/* IBA 9.3.2 */
+	uint32_t	feth;		/* FETH (IBA 1.5): BLUE_FETH_PLT/SEL bits, host order */
 
 	/*
 	 * Payload, without pad. Parse: points into the parsed buffer (no copy).
@@ -113,9 +128,9 @@ struct blue_pkt {
 
 	/* Filled in by parse only. */
 	uint32_t	icrc;		/* the CRC value found on the wire */
-	uint16_t	l3_off;		/* offset of the IPv4 header */
+	uint16_t	l3_off;		/* offset of the IPv4 (IPv6) header */
 	uint16_t	bth_off;	/* offset of the BTH */
-	uint32_t	frame_len;	/* Ethernet + IP total length (excludes Ethernet padding) */
+	uint32_t	frame_len;	/* Ethernet + IP datagram (excludes Ethernet padding) */
 	enum blue_parse_err parse_err;
 };
 
@@ -135,8 +150,8 @@ void blue_pkt_init(struct blue_pkt *p, uint8_t opcode);
  * @buf: output frame
  * @cap: bytes available at @buf
  *
- * Computes the pad, IPv4 total length and header checksum, UDP length (UDP checksum 0)
- * and the ICRC. A CNP gets its 16 reserved zero bytes (annex A17.9.3).
+ * Computes the pad, IPv4 total length and header checksum (IPv6: payload length), UDP
+ * length (UDP checksum 0) and the ICRC. A CNP gets its 16 reserved zero bytes (annex A17.9.3).
  *
  * Return: frame length, -EINVAL for an unknown opcode, payload on an opcode that
  * carries none, or a field out of range (QPN/PSN/MSN/SrcQP > 24 bits, TVer > 15,
@@ -159,10 +174,30 @@ size_t blue_pkt_frame_len(const struct blue_pkt *p);
  * Checks every header, the length/pad arithmetic and the ICRC. p->parse_err names
  * the first problem found (BLUE_PARSE_OK on success).
  *
- * Return: 0; -EPROTONOSUPPORT if the frame is not RoCEv2 at all (not IPv4, not UDP,
- * not port 4791); -EILSEQ for a bad ICRC; -EBADMSG for any other malformation.
+ * Over IPv6 a UDP checksum of 0 is taken (rxe sends 0, and its receive socket is made
+ * without use_udp6_rx_checksums, so the kernel takes 0 for it), and a non-zero one must
+ * be right (the kernel's UDP receive checks it before rxe sees the packet).
+ *
+ * Return: 0; -EPROTONOSUPPORT if the frame is not RoCEv2 at all (not IPv4/IPv6, not
+ * UDP, not port 4791); -EILSEQ for a bad ICRC; -EBADMSG for any other malformation.
  */
 int blue_pkt_parse(const uint8_t *buf, size_t len, struct blue_pkt *p);
+
+/**
+ * blue_pkt_set_ips() - the IP addresses of @p from two GIDs (16 bytes each): IPv4 when
+ * both are IPv4-mapped (::ffff:a.b.c.d, annex A17.4.1), else IPv6 (p->ipv6 set).
+ */
+void blue_pkt_set_ips(struct blue_pkt *p, const uint8_t sgid[16], const uint8_t dgid[16]);
+
+/* blue_pkt_sgid(), blue_pkt_dgid() - @p's source (destination) address as a GID. */
+void blue_pkt_sgid(const struct blue_pkt *p, uint8_t gid[16]);
+void blue_pkt_dgid(const struct blue_pkt *p, uint8_t gid[16]);
+
+/* blue_pkt_ip_hlen() - the IP header length of @p: 20 (IPv4) or 40 (IPv6). */
+static inline unsigned int blue_pkt_ip_hlen(const struct blue_pkt *p)
+{
+	return p->ipv6 ? BLUE_IPV6_HLEN : BLUE_IPV4_MIN_HLEN;
+}
 
 /* blue_parse_err_name() - stable lower-case name of @err, e.g. "bad_icrc". */
 const char *blue_parse_err_name(enum blue_parse_err err);
@@ -184,7 +219,7 @@ uint32_t blue_icrc(const uint8_t *ip_hdr, size_t len);
 /**
  * blue_pkt_verify_icrc() - check the ICRC of a frame without decoding it fully.
  * Return: 0 if it matches, -EILSEQ if not, -EBADMSG if the frame is too short or not
- * IPv4 (the IP total length bounds the ICRC'd range).
+ * IPv4/IPv6 (the IP datagram's length bounds the ICRC'd range).
  */
 int blue_pkt_verify_icrc(const uint8_t *buf, size_t len);
 

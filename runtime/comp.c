@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/aw.h"
 #include "runtime/cc_wire.h"
 #include "runtime/log.h"
 #include "runtime/mr_copy.h"
@@ -274,7 +275,7 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 			if (blue_psn_diff(psn, e->last_psn) > 0) {
 				/* about a later WQE: this one is implicitly acknowledged, unless
 				 * it is a READ or an atomic whose response has not come */
-				if (blue_op_is_read(w->opcode) || blue_op_is_atomic(w->opcode)) {
+				if (blue_op_wants_resp(w->opcode)) {
 					snprintf(why, sizeof(why), "responses to the READ/atomic at "
 						 "PSN 0x%x never came", e->first_psn);
 					st = BLUE_COMP_RETRY;
@@ -293,6 +294,11 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 			st = BLUE_COMP_DONE;
 			if (p->opcode >= BLUE_OP_RC_READ_RESPONSE_FIRST &&
 			    p->opcode <= BLUE_OP_RC_READ_RESPONSE_ONLY) {
+				if (blue_op_is_aw(w->opcode)) {
+					st = blue__comp_aw_resp(qp, e, p, why, sizeof(why),
+								&err_status);
+					break;
+				}
 				if (!blue_op_is_read(w->opcode))
 					break;
 				if (psn != live->una_psn) {
@@ -315,7 +321,7 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 			} else if (is_ack) {
 				switch (syn & BLUE_AETH_TYPE_MASK) {
 				case BLUE_AETH_ACK:
-					if (blue_op_is_read(w->opcode) || blue_op_is_atomic(w->opcode)) {
+					if (blue_op_wants_resp(w->opcode)) {
 						/* the responder is past it, its response is lost */
 						snprintf(why, sizeof(why), "ACK 0x%x inside an "
 							 "unanswered READ/atomic", psn);

@@ -30,6 +30,7 @@ const char *blue_wc_status_str(enum blue_wc_status status)
 	case BLUE_WC_LOC_LEN_ERR:	return "local length error";
 	case BLUE_WC_LOC_QP_OP_ERR:	return "local QP operation error";
 	case BLUE_WC_LOC_PROT_ERR:	return "local protection error";
+	case BLUE_WC_MW_BIND_ERR:	return "memory bind operation error";
 	case BLUE_WC_WR_FLUSH_ERR:	return "Work Request Flushed Error";
 	case BLUE_WC_BAD_RESP_ERR:	return "bad response error";
 	case BLUE_WC_LOC_ACCESS_ERR:	return "local access error";

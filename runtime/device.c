@@ -15,6 +15,7 @@
 
 #include "runtime/cc_wire.h"
 #include "runtime/device.h"
+#include "runtime/ip6.h"
 #include "runtime/log.h"
 #include "runtime/qp.h"
 
@@ -53,9 +54,62 @@ bool blue__gid_ipv4(const union blue_gid *gid, uint32_t *ip)
 	return true;
 }
 
+void blue__gid_from_ipv4(union blue_gid *gid, uint32_t ip)
+{
+	memset(gid->raw, 0, 16);
+	gid->raw[10] = 0xff;
+	gid->raw[11] = 0xff;
+	memcpy(gid->raw + 12, &ip, 4);
+}
+
+const char *blue__gid_str(const union blue_gid *gid, char *buf, size_t len)
+{
+	uint32_t ip;
+
+	if (blue__gid_ipv4(gid, &ip))
+		inet_ntop(AF_INET, &ip, buf, (socklen_t)len);
+	else
+		inet_ntop(AF_INET6, gid->raw, buf, (socklen_t)len);
+	return buf;
+}
+
+bool blue__gid_valid(const union blue_gid gid[BLUE_GID_TBL_LEN], int index)
+{
+	static const uint8_t zero[16];
+
+	return index >= 0 && index < BLUE_GID_TBL_LEN && memcmp(gid[index].raw, zero, 16);
+}
+
+int blue__gid_index(const struct blue_context *ctx, const union blue_gid *gid)
+{
+	for (int i = 0; i < BLUE_GID_TBL_LEN; i++)
+		if (blue__gid_valid(ctx->gid, i) && !memcmp(ctx->gid[i].raw, gid->raw, 16))
+			return i;
+	return -1;
+}
+
+int blue__gid_add6(union blue_gid gid[BLUE_GID_TBL_LEN], const uint8_t a6[16])
+{
+	int i;
+
+	if (a6[0] == 0xfe && (a6[1] & 0xc0) == 0x80)
+		return -EEXIST;		/* link-local: the default GID stands for it */
+	for (i = 2; i < BLUE_GID_TBL_LEN; i++) {
+		if (!blue__gid_valid(gid, i)) {
+			memcpy(gid[i].raw, a6, 16);
+			return 0;
+		}
+		if (!memcmp(gid[i].raw, a6, 16))
+			return -EEXIST;
+	}
+	return -ENOSPC;
+}
+
 void blue__fill_gids(union blue_gid gid[BLUE_GID_TBL_LEN], const uint8_t mac[6], uint32_t ip)
 {
 	uint8_t *g;
+
+	memset(gid, 0, sizeof(union blue_gid) * BLUE_GID_TBL_LEN);
 
 	/* index 0: fe80::/64 with the modified EUI-64 of the MAC (RFC 4291 app. A) */
 	g = gid[0].raw;
@@ -70,12 +124,10 @@ void blue__fill_gids(union blue_gid gid[BLUE_GID_TBL_LEN], const uint8_t mac[6],
 	g[13] = mac[3];
 	g[14] = mac[4];
 	g[15] = mac[5];
-	/* index 1: ::ffff:a.b.c.d, the RoCEv2 GID of the IPv4 address (annex A17.4.1) */
-	g = gid[1].raw;
-	memset(g, 0, 16);
-	g[10] = 0xff;
-	g[11] = 0xff;
-	memcpy(g + 12, &ip, 4);
+	/* index 1: ::ffff:a.b.c.d, the RoCEv2 GID of the IPv4 address (annex A17.4.1);
+	 * left empty without one, so the IPv6 GIDs keep their indices from 2 */
+	if (ip)
+		blue__gid_from_ipv4(&gid[1], ip);
 }
 
 struct blue_context *blue_open_device_hal(struct blue_hal *hal, const uint8_t mac[6], uint32_t ip)
@@ -183,6 +235,7 @@ void blue__device_attr(struct blue_device_attr *attr, const char *hal_name)
 	attr->max_cq = 65536;
 	attr->max_cqe = BLUE_MAX_CQE;
 	attr->max_mr = BLUE_MAX_MR;
+	attr->max_mw = BLUE_MAX_MW;
 	attr->max_pd = BLUE_MAX_PD;
 	attr->max_qp_rd_atom = BLUE_MAX_RD_ATOMIC;
 	attr->max_qp_init_rd_atom = BLUE_MAX_RD_ATOMIC;
@@ -212,22 +265,22 @@ int blue_query_gid(struct blue_context *ctx, uint8_t port, int index, union blue
 {
 	if (!ctx || !gid || port != 1 || index < 0 || index >= BLUE_GID_TBL_LEN)
 		return EINVAL;
-	*gid = ctx->gid[index];
+	*gid = ctx->gid[index];	/* an empty entry reads as zeros, as rxe's sysfs shows it */
 	return 0;
 }
 
-static int neigh_find(const struct blue_context *ctx, uint32_t ip)
+static int neigh_find(const struct blue_context *ctx, const union blue_gid *addr)
 {
 	for (unsigned int i = 0; i < ctx->nneigh; i++)
-		if (ctx->neigh[i].ip == ip)
+		if (!memcmp(ctx->neigh[i].addr.raw, addr->raw, 16))
 			return (int)i;
 	return -1;
 }
 
-int blue__neigh_check(const struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
-		      struct blue_neigh *cur)
+int blue__neigh_check(const struct blue_context *ctx, const union blue_gid *addr,
+		      const uint8_t mac[6], struct blue_neigh *cur)
 {
-	int i = neigh_find(ctx, ip);
+	int i = neigh_find(ctx, addr);
 	const struct blue_neigh *n;
 
 	if (i < 0)
@@ -241,12 +294,12 @@ int blue__neigh_check(const struct blue_context *ctx, uint32_t ip, const uint8_t
 	return 0;
 }
 
-/* The entry for @ip set to @mac, or -EADDRINUSE if one in use has another MAC. */
-static int neigh_claim(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
-		       struct blue_neigh *cur, struct blue_neigh **out)
+/* The entry for @addr set to @mac, or -EADDRINUSE if one in use has another MAC. */
+static int neigh_claim(struct blue_context *ctx, const union blue_gid *addr,
+		       const uint8_t mac[6], struct blue_neigh *cur, struct blue_neigh **out)
 {
-	int i = neigh_find(ctx, ip);
-	int err = blue__neigh_check(ctx, ip, mac, cur);
+	int i = neigh_find(ctx, addr);
+	int err = blue__neigh_check(ctx, addr, mac, cur);
 	struct blue_neigh *n;
 
 	if (err)
@@ -259,36 +312,45 @@ static int neigh_claim(struct blue_context *ctx, uint32_t ip, const uint8_t mac[
 	}
 	n = &ctx->neigh[ctx->nneigh++];
 	memset(n, 0, sizeof(*n));
-	n->ip = ip;
+	n->addr = *addr;
 	memcpy(n->mac, mac, 6);
 	*out = n;
 	return 0;
 }
 
-int blue__set_neigh(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6])
+int blue__set_neigh_gid(struct blue_context *ctx, const union blue_gid *addr,
+			const uint8_t mac[6])
 {
 	struct blue_neigh *n;
-	int err = neigh_claim(ctx, ip, mac, NULL, &n);
+	int err = neigh_claim(ctx, addr, mac, NULL, &n);
 
 	if (!err)
 		n->pinned = true;
 	return err;
 }
 
-int blue__neigh_hold(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
-		     struct blue_neigh *cur)
+int blue__set_neigh(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6])
+{
+	union blue_gid g;
+
+	blue__gid_from_ipv4(&g, ip);
+	return blue__set_neigh_gid(ctx, &g, mac);
+}
+
+int blue__neigh_hold(struct blue_context *ctx, const union blue_gid *addr,
+		     const uint8_t mac[6], struct blue_neigh *cur)
 {
 	struct blue_neigh *n;
-	int err = neigh_claim(ctx, ip, mac, cur, &n);
+	int err = neigh_claim(ctx, addr, mac, cur, &n);
 
 	if (!err)
 		n->refs++;
 	return err;
 }
 
-void blue__neigh_put(struct blue_context *ctx, uint32_t ip)
+void blue__neigh_put(struct blue_context *ctx, const union blue_gid *addr)
 {
-	int i = neigh_find(ctx, ip);
+	int i = neigh_find(ctx, addr);
 	struct blue_neigh *n;
 
 	if (i < 0)
@@ -334,63 +396,80 @@ static int arp_lookup(const char *ifname, uint32_t ip, uint8_t mac[6])
 	return found;
 }
 
+/* The kernel's entry for @addr on @ifname: ARP's table for IPv4, the netlink neighbour
+ * table for IPv6 (ip6.c). Return: 0 or -ENOENT. */
+static int neigh_lookup(const char *ifname, const union blue_gid *addr, uint8_t mac[6])
+{
+	uint32_t ip;
+
+	if (blue__gid_ipv4(addr, &ip))
+		return arp_lookup(ifname, ip, mac);
+	return blue__neigh6_lookup(ifname, addr->raw, mac);
+}
+
 /*
  * The kernel has no entry yet: make it resolve one. A UDP datagram to the peer's
  * discard port (RFC 863), sent from a socket bound to the netdev, makes the kernel ARP
- * for it (the ARP exchange is not RoCE, so blue's XDP program passes it to the stack);
- * then wait, bounded, for the entry to complete, as rdma_resolve_addr() does.
+ * for it, or send an IPv6 neighbour solicitation (neither is RoCE, so blue's XDP
+ * program passes them to the stack); then wait, bounded, for the entry to complete, as
+ * rdma_resolve_addr() does.
  */
-#define BLUE_NEIGH_WAIT_MS	1000
-#define BLUE_NEIGH_STEP_MS	10
-
-static int neigh_trigger(const char *ifname, uint32_t ip, uint8_t mac[6])
+static int neigh_trigger(const char *ifname, const union blue_gid *addr, uint8_t mac[6])
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(9) };
+	struct sockaddr_in sa4 = { .sin_family = AF_INET, .sin_port = htons(9) };
+	struct sockaddr_in6 sa6 = { .sin6_family = AF_INET6, .sin6_port = htons(9) };
 	struct timespec step = { 0, BLUE_NEIGH_STEP_MS * 1000000L };
+	bool v4 = blue__gid_ipv4(addr, &sa4.sin_addr.s_addr);
+	struct sockaddr *sa = v4 ? (struct sockaddr *)&sa4 : (struct sockaddr *)&sa6;
+	socklen_t salen = v4 ? sizeof(sa4) : sizeof(sa6);
 	int fd, waited;
 	char b = 0;
 
-	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	memcpy(sa6.sin6_addr.s6_addr, addr->raw, 16);
+	/* a link-local IPv6 peer needs its scope; a global one takes the route's netdev */
+	sa6.sin6_scope_id = if_nametoindex(ifname);
+	fd = socket(sa->sa_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -ENOENT;
-	sa.sin_addr.s_addr = ip;
 	/* best effort: without CAP_NET_RAW the route picks the netdev, as it does anyway */
 	(void)setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, ifname, (socklen_t)strlen(ifname));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+	if (connect(fd, sa, salen) == 0)
 		(void)send(fd, &b, 1, 0);
 	close(fd);
 	for (waited = 0; waited < BLUE_NEIGH_WAIT_MS; waited += BLUE_NEIGH_STEP_MS) {
 		nanosleep(&step, NULL);
-		if (arp_lookup(ifname, ip, mac) == 0)
+		if (neigh_lookup(ifname, addr, mac) == 0)
 			return 0;
 	}
 	return -ENOENT;
 }
 
-int blue__resolve_neigh(struct blue_context *ctx, uint32_t ip, uint8_t mac[6])
+int blue__resolve_neigh(struct blue_context *ctx, const union blue_gid *addr, uint8_t mac[6])
 {
-	char ipstr[INET_ADDRSTRLEN];
-	unsigned int i;
+	char ipstr[INET6_ADDRSTRLEN];
+	uint32_t ip = 0;
+	bool v4 = blue__gid_ipv4(addr, &ip);
+	int i;
 
 	/* our own address: the frames loop back in the engine, no ARP (rxe_loopback) */
-	if (ip == ctx->ip) {
+	if (blue__gid_index(ctx, addr) >= 0) {
 		memcpy(mac, ctx->mac, 6);
 		return 0;
 	}
-	for (i = 0; i < ctx->nneigh; i++) {
-		if (ctx->neigh[i].ip == ip) {
-			memcpy(mac, ctx->neigh[i].mac, 6);
-			return 0;
-		}
-	}
-	if (ctx->ifname[0] && (arp_lookup(ctx->ifname, ip, mac) == 0 ||
-			       neigh_trigger(ctx->ifname, ip, mac) == 0))
+	i = neigh_find(ctx, addr);
+	if (i >= 0) {
+		memcpy(mac, ctx->neigh[i].mac, 6);
 		return 0;
-	inet_ntop(AF_INET, &ip, ipstr, sizeof(ipstr));
+	}
+	if (ctx->ifname[0] && (neigh_lookup(ctx->ifname, addr, mac) == 0 ||
+			       neigh_trigger(ctx->ifname, addr, mac) == 0))
+		return 0;
+	blue__gid_str(addr, ipstr, sizeof(ipstr));
 	if (ctx->ifname[0])
-		blue__logf("no MAC address for %s on %s: it did not answer ARP within %d ms "
-			   "(is it on this link? a static entry: ip neigh add %s lladdr MAC "
-			   "dev %s)", ipstr, ctx->ifname, BLUE_NEIGH_WAIT_MS, ipstr, ctx->ifname);
+		blue__logf("no MAC address for %s on %s: it did not answer %s within %d ms "
+			   "(is it on this link? a static entry: ip %sneigh add %s lladdr MAC "
+			   "dev %s)", ipstr, ctx->ifname, v4 ? "ARP" : "neighbour discovery",
+			   BLUE_NEIGH_WAIT_MS, v4 ? "" : "-6 ", ipstr, ctx->ifname);
 	else
 		blue__logf("no neighbour entry for %s on the loopback HAL: add a static one "
 			   "(blue__set_neigh)", ipstr);

@@ -18,7 +18,12 @@
 #include "runtime/obs.h"
 #include "runtime/progress.h"
 
-#define BLUE_GID_TBL_LEN	2
+/*
+ * The GID table (blue__fill_gids, blue__gid_add6): 0 the fe80 default GID, 1 the
+ * IPv4-mapped GID (zero on an IPv6-only netdev), 2.. the netdev's IPv6 addresses.
+ * An entry of all zeros is empty.
+ */
+#define BLUE_GID_TBL_LEN	16
 #define BLUE_MAX_NEIGH		16
 
 /* Device limits reported by blue_query_device() and enforced at create time. */
@@ -27,23 +32,25 @@
 #define BLUE_MAX_INLINE		512
 #define BLUE_MAX_CQE		65536
 #define BLUE_MAX_MR		16383	/* the key's 14-bit slot, 0 unused (mr_key.h) */
+#define BLUE_MAX_MW		4096	/* windows take slots of the same table (mw.h) */
 #define BLUE_MAX_PD		4096
 #define BLUE_MAX_RD_ATOMIC	16
 #define BLUE_MAX_MR_SIZE	(1ull << 40)
 #define BLUE_MAX_MSG		(1u << 31)	/* IBA: a message is at most 2^31 bytes */
 
 /*
- * A static neighbour: where to send frames for an IPv4 peer. Set by hand
+ * A static neighbour: where to send frames for a peer's IP address (a GID: IPv4-mapped
+ * for IPv4). Set by hand
  * (blue__set_neigh: kept) or from a peer's CM message (blue__neigh_hold: refcounted by
  * the QPs connected with it, freed with the last). Either way a different MAC for an
  * address in use is refused: changing it would redirect the traffic of the QPs that
  * rely on it.
  */
 struct blue_neigh {
-	uint32_t ip;		/* network order */
+	union blue_gid addr;
 	uint8_t mac[6];
 	bool pinned;		/* set by hand: stays at refs 0 */
-	unsigned int refs;	/* QPs holding it (struct blue_qp.neigh_ip) */
+	unsigned int refs;	/* QPs holding it (struct blue_qp.neigh_addr) */
 };
 
 struct blue_qp;
@@ -57,8 +64,8 @@ struct blue_context {
 	char ifname[IF_NAMESIZE];	/* "" over the loopback HAL */
 
 	uint8_t mac[6];
-	uint32_t ip;			/* network order */
-	union blue_gid gid[BLUE_GID_TBL_LEN];
+	uint32_t ip;			/* network order; 0: the netdev has no IPv4 */
+	union blue_gid gid[BLUE_GID_TBL_LEN];	/* read at open (netdev.c) */
 	enum blue_mtu active_mtu;	/* largest IB MTU a frame (and the netdev) carries */
 	uint32_t link_mbps;		/* the netdev's speed (sysfs); 0: unknown, loopback */
 	struct blue_neigh neigh[BLUE_MAX_NEIGH];
@@ -66,6 +73,7 @@ struct blue_context {
 
 	/* objects, so close can refuse while they exist */
 	unsigned int npd, nmr, ncq, nqp, nchannel, nsrq;
+	unsigned int nmw;		/* memory windows (mw.c) */
 	struct blue_mr_table mrs;
 	struct blue_qp *qp_by_slot[BLUE_MAX_QP];	/* process-local: slot -> our QP */
 	struct blue_qp *qps;				/* list of our QPs (qp->next) */
@@ -95,6 +103,9 @@ struct blue_context *blue_open_device_hal(struct blue_hal *hal, const uint8_t ma
  * Return: 0, -EADDRINUSE when QPs hold @ip with another MAC, -ENOSPC when the table is
  * full (BLUE_MAX_NEIGH).
  */
+int blue__set_neigh_gid(struct blue_context *ctx, const union blue_gid *addr,
+			const uint8_t mac[6]) __attribute__((visibility("hidden")));
+/* The same for an IPv4 address @ip (network order). */
 int blue__set_neigh(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6])
 	__attribute__((visibility("hidden")));
 
@@ -104,26 +115,52 @@ int blue__set_neigh(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6])
  * Return: 0, -EADDRINUSE when @ip is in use (held or set by hand) with another MAC,
  * -ENOSPC when the table is full.
  */
-int blue__neigh_hold(struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
-		     struct blue_neigh *cur) __attribute__((visibility("hidden")));
+int blue__neigh_hold(struct blue_context *ctx, const union blue_gid *addr,
+		     const uint8_t mac[6], struct blue_neigh *cur) __attribute__((visibility("hidden")));
 
 /* blue__neigh_check() - would blue__neigh_hold() succeed? The same returns, no change. */
-int blue__neigh_check(const struct blue_context *ctx, uint32_t ip, const uint8_t mac[6],
-		      struct blue_neigh *cur) __attribute__((visibility("hidden")));
+int blue__neigh_check(const struct blue_context *ctx, const union blue_gid *addr,
+		      const uint8_t mac[6], struct blue_neigh *cur) __attribute__((visibility("hidden")));
 
 /* blue__neigh_put() - drop a reference; the last one frees an entry not set by hand. */
-void blue__neigh_put(struct blue_context *ctx, uint32_t ip)
+void blue__neigh_put(struct blue_context *ctx, const union blue_gid *addr)
 	__attribute__((visibility("hidden")));
 
 /*
- * blue__resolve_neigh() - the MAC for @ip: the context's own for its own address
- * (loopback: a QP connected to another QP of this device), a static entry, else the kernel neighbour
- * table (/proc/net/arp) on the context's netdev; when that has no complete entry, a
- * datagram to @ip's discard port makes the kernel ARP for it, and the table is read
- * again for up to a second. @ip must be on the netdev's link (no next-hop lookup).
+ * blue__resolve_neigh() - the MAC for @addr (a GID): the context's own for one of its
+ * GIDs (loopback: a QP connected to another QP of this device), a static entry, else
+ * the kernel neighbour table on the context's netdev (/proc/net/arp for IPv4, netlink
+ * RTM_GETNEIGH for IPv6: ip6.c); when that has no usable entry, a datagram to the
+ * address's discard port makes the kernel resolve it (ARP, or IPv6 neighbour
+ * discovery), and the table is read again for up to a second. @addr must be on the
+ * netdev's link (no next-hop lookup).
  * Return: 0 or -ENOENT (logged, naming the address and what to do).
  */
-int blue__resolve_neigh(struct blue_context *ctx, uint32_t ip, uint8_t mac[6])
+int blue__resolve_neigh(struct blue_context *ctx, const union blue_gid *addr, uint8_t mac[6])
+	__attribute__((visibility("hidden")));
+
+/* The index of @gid in the context's GID table, or -1 (empty entries match nothing). */
+int blue__gid_index(const struct blue_context *ctx, const union blue_gid *gid)
+	__attribute__((visibility("hidden")));
+
+/* Is entry @index of the table in use (not all zeros)? */
+bool blue__gid_valid(const union blue_gid gid[BLUE_GID_TBL_LEN], int index)
+	__attribute__((visibility("hidden")));
+
+/*
+ * blue__gid_add6() - add the IPv6 address @a6 to the table from index 2 on, as
+ * roce_gid_mgmt adds a netdev's addresses (in the order given). Link-local (fe80::/10)
+ * addresses are left out: index 0 is the default link-local GID already.
+ * Return: 0, -EEXIST (already there) or -ENOSPC (table full).
+ */
+int blue__gid_add6(union blue_gid gid[BLUE_GID_TBL_LEN], const uint8_t a6[16])
+	__attribute__((visibility("hidden")));
+
+/* ::ffff:@ip (network order) as a GID (annex A17.4.1). */
+void blue__gid_from_ipv4(union blue_gid *gid, uint32_t ip) __attribute__((visibility("hidden")));
+
+/* @gid as text: a.b.c.d when IPv4-mapped, else IPv6. */
+const char *blue__gid_str(const union blue_gid *gid, char *buf, size_t len)
 	__attribute__((visibility("hidden")));
 
 /* The GID table of a MAC and an IPv4 address, as rxe fills it (see blue_query_gid). */

@@ -9,7 +9,10 @@
 
 bool blue__loopback_dst(const struct blue_context *ctx, const struct blue_pkt *p)
 {
-	return p->daddr == ctx->ip && !memcmp(p->dst_mac, ctx->mac, sizeof(ctx->mac));
+	union blue_gid dgid;
+
+	blue_pkt_dgid(p, dgid.raw);
+	return !memcmp(p->dst_mac, ctx->mac, sizeof(ctx->mac)) && blue__gid_index(ctx, &dgid) >= 0;
 }
 
 int blue__loopback_push(struct blue_loopback *lb, const struct blue_frame *f)

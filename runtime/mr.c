@@ -13,11 +13,13 @@
 #include "runtime/log.h"
 #include "runtime/mr.h"
 #include "runtime/mr_key.h"
+#include "runtime/mw.h"
 
 _Static_assert(BLUE_MAX_MR < 1u << BLUE_MR_KEY_INDEX_BITS, "every MR slot fits the key");
 
 #define BLUE_ACCESS_ALL (BLUE_ACCESS_LOCAL_WRITE | BLUE_ACCESS_REMOTE_WRITE | \
-			 BLUE_ACCESS_REMOTE_READ | BLUE_ACCESS_REMOTE_ATOMIC)
+			 BLUE_ACCESS_REMOTE_READ | BLUE_ACCESS_REMOTE_ATOMIC | \
+			 BLUE_ACCESS_MW_BIND)
 
 const char *blue__mr_verdict_str(enum blue_mr_verdict v)
 {
@@ -25,8 +27,9 @@ const char *blue__mr_verdict_str(enum blue_mr_verdict v)
 	case BLUE_MR_OK:	return "ok";
 	case BLUE_MR_BAD_KEY:	return "no MR has this key";
 	case BLUE_MR_BAD_PD:	return "the MR belongs to another PD";
-	case BLUE_MR_BOUNDS:	return "the range is outside the MR";
-	case BLUE_MR_PERM:	return "the MR does not grant this access";
+	case BLUE_MR_BOUNDS:	return "the range is outside the MR (or the window)";
+	case BLUE_MR_PERM:	return "the MR (or the window) does not grant this access";
+	case BLUE_MR_BAD_QP:	return "the window is bound to another QP";
 	}
 	return "?";
 }
@@ -35,6 +38,8 @@ static int table_grow(struct blue_mr_table *t)
 {
 	uint32_t ncap = t->cap ? t->cap * 2 : 64;
 	struct blue_mr **mr;
+	struct blue_mw **mw;
+	uint8_t *kind;
 	uint32_t *gen;
 
 	if (ncap > BLUE_MAX_MR + 1)
@@ -49,6 +54,16 @@ static int table_grow(struct blue_mr_table *t)
 	if (!gen)
 		return -ENOMEM;
 	t->gen = gen;
+	mw = realloc(t->mw, ncap * sizeof(*mw));
+	if (!mw)
+		return -ENOMEM;
+	t->mw = mw;
+	kind = realloc(t->kind, ncap * sizeof(*kind));
+	if (!kind)
+		return -ENOMEM;
+	t->kind = kind;
+	memset(t->mw + t->cap, 0, (ncap - t->cap) * sizeof(*mw));
+	memset(t->kind + t->cap, 0, (ncap - t->cap) * sizeof(*kind));
 	memset(t->mr + t->cap, 0, (ncap - t->cap) * sizeof(*mr));
 	memset(t->gen + t->cap, 0, (ncap - t->cap) * sizeof(*gen));
 	if (!t->cap)
@@ -57,16 +72,17 @@ static int table_grow(struct blue_mr_table *t)
 	return 0;
 }
 
-/* A free index (never 0), growing the table when it is full. */
-static int table_slot(struct blue_mr_table *t, uint32_t *out)
+int blue__key_slot(struct blue_mr_table *t, enum blue_key_kind kind, uint32_t *out)
 {
 	uint32_t i, idx;
 
 	for (;;) {
 		for (i = 0; i < t->cap; i++) {
 			idx = (t->hint + i) % t->cap;
-			if (idx && !t->mr[idx]) {
+			if (idx && !t->mr[idx] && !t->mw[idx] &&
+			    (t->kind[idx] == BLUE_KEY_UNUSED || t->kind[idx] == kind)) {
 				t->hint = idx + 1;
+				t->kind[idx] = (uint8_t)kind;
 				*out = idx;
 				return 0;
 			}
@@ -79,6 +95,8 @@ static int table_slot(struct blue_mr_table *t, uint32_t *out)
 void blue__mr_table_fini(struct blue_mr_table *t)
 {
 	free(t->mr);
+	free(t->mw);
+	free(t->kind);
 	free(t->gen);
 	memset(t, 0, sizeof(*t));
 }
@@ -86,6 +104,17 @@ void blue__mr_table_fini(struct blue_mr_table *t)
 /* Access and range as ibv_reg_mr(3) takes them. Return: 0, or EINVAL after a message. */
 static int mr_args_check(const char *who, void *addr, size_t length, unsigned int access)
 {
+	/*
+	 * IBA 1.5 FLUSH: GLOBAL is a memory barrier (resp_aw.c). PERSISTENT needs a
+	 * persistence domain; rxe refuses it on pages that are not pmem, and blue has
+	 * only host memory, so it refuses it always.
+	 */
+	if (access & BLUE_ACCESS_FLUSH_PERSISTENT) {
+		blue__logf("%s: BLUE_ACCESS_FLUSH_PERSISTENT: this memory is not persistent "
+			   "(no pmem; rxe refuses it the same way)", who);
+		return EINVAL;
+	}
+	access &= ~(unsigned int)BLUE_ACCESS_FLUSH_GLOBAL;
 	if (access & ~BLUE_ACCESS_ALL) {
 		blue__logf("%s: unknown access flags 0x%x", who, access & ~BLUE_ACCESS_ALL);
 		return EINVAL;
@@ -122,7 +151,7 @@ struct blue_mr *blue_reg_mr(struct blue_pd *pd, void *addr, size_t length, unsig
 		errno = err;
 		return NULL;
 	}
-	if (ctx->nmr >= BLUE_MAX_MR || table_slot(&ctx->mrs, &idx)) {
+	if (ctx->nmr >= BLUE_MAX_MR || blue__key_slot(&ctx->mrs, BLUE_KEY_MR, &idx)) {
 		blue__logf("reg_mr: the device's %d MRs are in use", BLUE_MAX_MR);
 		errno = ENOMEM;
 		return NULL;
@@ -155,6 +184,12 @@ int blue_dereg_mr(struct blue_mr *mr)
 	idx = blue__mr_key_index(mr->lkey);
 	if (idx >= t->cap || t->mr[idx] != mr)
 		return EINVAL;
+	/* IBA 10.6.7.2.6, as rxe: not while windows are bound to it */
+	if (blue__mw_bound_to(mr->context, mr)) {
+		blue__logf("dereg_mr: MR 0x%x has memory windows bound; invalidate or "
+			   "deallocate them first", mr->lkey);
+		return EINVAL;
+	}
 	t->mr[idx] = NULL;
 	mr->context->nmr--;
 	mr->pd->nmr--;

@@ -15,6 +15,7 @@ struct blue_pd {
 	unsigned int nqp;	/* QPs created in it */
 	unsigned int nsrq;	/* SRQs created in it */
 	unsigned int nah;	/* address handles created in it */
+	unsigned int nmw;	/* memory windows allocated in it */
 };
 
 /*
@@ -24,11 +25,27 @@ struct blue_pd {
  */
 struct blue_mr_table {
 	struct blue_mr **mr;	/* [0] is never used: key 0 is invalid */
+	struct blue_mw **mw;	/* windows share the slots (mw.h); a slot holds one or none */
+	uint8_t *kind;		/* enum blue_key_kind: what a slot has ever held */
 	uint32_t *gen;
 	uint32_t cap;
 	uint32_t hint;		/* where the next free-index search starts */
 	uint64_t key_secret;	/* drawn when the table is first allocated */
 };
+
+/* A slot's kind sticks once used, so a key of one kind never names the other (mr_key.h). */
+enum blue_key_kind {
+	BLUE_KEY_UNUSED = 0,
+	BLUE_KEY_MR,
+	BLUE_KEY_MW,
+};
+
+/*
+ * blue__key_slot() - a free slot of @kind (never 0) in @t, growing it when full.
+ * Return: 0, or -ENOMEM when every slot of the device is taken.
+ */
+int blue__key_slot(struct blue_mr_table *t, enum blue_key_kind kind, uint32_t *out)
+	__attribute__((visibility("hidden")));
 
 /* Why an access check failed; also the text of the log line. */
 enum blue_mr_verdict {
@@ -37,6 +54,7 @@ enum blue_mr_verdict {
 	BLUE_MR_BAD_PD,		/* the MR is in another PD than the QP */
 	BLUE_MR_BOUNDS,		/* [va, va+len) is not inside the MR, or wraps */
 	BLUE_MR_PERM,		/* the MR lacks the access right the operation needs */
+	BLUE_MR_BAD_QP,		/* a type 2B window bound to another QP (mw.c) */
 };
 
 const char *blue__mr_verdict_str(enum blue_mr_verdict v) __attribute__((visibility("hidden")));

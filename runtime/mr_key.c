@@ -13,10 +13,13 @@
 #include "runtime/mr_key.h"
 
 #define HALF_BITS	(BLUE_MR_KEY_TAG_BITS / 2)
-#define HALF_MASK	((1u << HALF_BITS) - 1)
 #define ROUNDS		4
+/* a window's permuted part: the tag above the consumer's byte */
+#define MW_HALF_BITS	((BLUE_MR_KEY_TAG_BITS - BLUE_MW_KEY_CONSUMER_BITS) / 2)
 
 _Static_assert(BLUE_MR_KEY_TAG_BITS % 2 == 0, "the Feistel halves must be equal");
+_Static_assert((BLUE_MR_KEY_TAG_BITS - BLUE_MW_KEY_CONSUMER_BITS) % 2 == 0,
+	       "the window tag's Feistel halves must be equal");
 
 /* splitmix64's finaliser: every input bit reaches every output bit */
 static uint64_t mix64(uint64_t z)
@@ -39,20 +42,38 @@ uint64_t blue__mr_key_secret(void)
 		     (uint64_t)getpid() << 20 ^ (uintptr_t)&s);
 }
 
-static uint32_t round_fn(uint64_t secret, uint32_t index, unsigned int round, uint32_t half)
+static uint32_t round_fn(uint64_t secret, uint32_t index, unsigned int round, uint32_t half,
+			 uint32_t mask)
 {
-	return (uint32_t)mix64(secret ^ ((uint64_t)index << 32 | round << 24 | half)) & HALF_MASK;
+	return (uint32_t)mix64(secret ^ ((uint64_t)index << 32 | round << 24 | half)) & mask;
+}
+
+/* The generation @gen put through a permutation of the 2 * @hb-bit space (slot @index). */
+static uint32_t permute(uint64_t secret, uint32_t index, uint32_t gen, unsigned int hb)
+{
+	uint32_t mask = (1u << hb) - 1, l = (gen >> hb) & mask, r = gen & mask, t;
+	unsigned int i;
+
+	for (i = 0; i < ROUNDS; i++) {
+		t = l ^ round_fn(secret, index, i, r, mask);
+		l = r;
+		r = t;
+	}
+	return l << hb | r;
 }
 
 uint32_t blue__mr_key_make(uint64_t secret, uint32_t index, uint32_t gen)
 {
-	uint32_t l = (gen >> HALF_BITS) & HALF_MASK, r = gen & HALF_MASK, t;
-	unsigned int i;
+	return index << BLUE_MR_KEY_TAG_BITS | permute(secret, index, gen, HALF_BITS);
+}
 
-	for (i = 0; i < ROUNDS; i++) {
-		t = l ^ round_fn(secret, index, i, r);
-		l = r;
-		r = t;
-	}
-	return index << BLUE_MR_KEY_TAG_BITS | l << HALF_BITS | r;
+uint32_t blue__mw_key_make(uint64_t secret, uint32_t index, uint32_t gen)
+{
+	/* the consumer's byte starts somewhere the key does not tell */
+	uint32_t lo = (uint32_t)mix64(secret ^ ~((uint64_t)index << 32 | gen)) &
+		      ((1u << BLUE_MW_KEY_CONSUMER_BITS) - 1);
+
+	/* the round function sees another secret: window tags walk their own sequence */
+	return index << BLUE_MR_KEY_TAG_BITS |
+	       permute(~secret, index, gen, MW_HALF_BITS) << BLUE_MW_KEY_CONSUMER_BITS | lo;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * blue_open_device(): a context on a real netdev. It reads the MAC (SIOCGIFHWADDR),
- * the MTU (SIOCGIFMTU) and the first IPv4 address (getifaddrs), checks that blue's
+ * the MTU (SIOCGIFMTU), the first IPv4 address and the IPv6 ones (getifaddrs: the GID
+ * table, read once at open), checks that blue's
  * program is the one attached to the netdev, and opens the AF_XDP HAL on the maps
  * `bluectl attach` pinned for it.
  *
@@ -28,6 +29,7 @@
 #include <blue/pins.h>
 
 #include "runtime/device.h"
+#include "runtime/ip6.h"
 #include "runtime/log.h"
 #include "runtime/slot_owner.h"
 
@@ -226,8 +228,9 @@ struct blue_context *blue_open_device(const char *ifname)
 
 /*
  * What an open and a query both read first: the netdev exists here, blue is attached to
- * it, its MAC, MTU and IPv4 address. Return: 0, or a negative errno after a message
- * saying why.
+ * it, its MAC, MTU and IPv4 address (0 when it has none but has an IPv6 one: an
+ * IPv6-only netdev serves RoCEv2 over IPv6). Return: 0, or a negative errno after a
+ * message saying why.
  */
 static int netdev_probe(const char *ifname, uint8_t mac[6], uint32_t *mtu, uint32_t *ip)
 {
@@ -258,9 +261,16 @@ static int netdev_probe(const char *ifname, uint8_t mac[6], uint32_t *mtu, uint3
 		return err;
 	}
 	err = netdev_ipv4(ifname, ip);
-	if (err)
-		blue__logf("open_device: %s has no IPv4 address; RoCEv2 over IPv4 needs one "
-			   "(ip addr add A.B.C.D/N dev %s)", ifname, ifname);
+	if (err) {
+		union blue_gid g[BLUE_GID_TBL_LEN] = { 0 };
+
+		*ip = 0;
+		if (blue__netdev_ipv6_gids(ifname, g) > 0)
+			return 0;
+		blue__logf("open_device: %s has no IPv4 address and no global IPv6 one; RoCEv2 "
+			   "needs one (ip addr add A.B.C.D/N dev %s, or ip -6 addr add X::Y/N "
+			   "dev %s)", ifname, ifname, ifname);
+	}
 	return err;
 }
 
@@ -338,6 +348,9 @@ struct blue_context *blue_open_device_queue(const char *ifname, unsigned int que
 		return NULL;
 	}
 	snprintf(ctx->ifname, sizeof(ctx->ifname), "%s", ifname);
+	/* the GID table's IPv6 part is read once, here: an address added later needs a
+	 * new open (rxe's table follows address events; blue's follows opens) */
+	(void)blue__netdev_ipv6_gids(ifname, ctx->gid);
 	/* a failure is logged and leaves the statistics in this process: not fatal */
 	(void)blue__obs_open(ctx, ifname, queue);
 	ctx->active_mtu = blue__mtu_for(hal->max_pkt, mtu);
@@ -360,5 +373,6 @@ int blue__netdev_query(const char *ifname, struct blue_netdev_query *q)
 	blue__device_attr(&q->dev, "afxdp");
 	blue__port_attr(&q->port, blue__mtu_for(mtu + BLUE_ETH_HLEN, mtu));
 	blue__fill_gids(q->gid, mac, ip);
+	(void)blue__netdev_ipv6_gids(ifname, q->gid);
 	return 0;
 }

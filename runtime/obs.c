@@ -188,6 +188,7 @@ void blue__obs_publish(struct blue_context *ctx)
 	ds->eng.tx_loopback = be->tx_loopback + e->tx_loopback;
 	ds->eng.rx_bad_qkey = be->rx_bad_qkey + e->rx_bad_qkey;
 	ds->eng.rx_ud_no_wqe = be->rx_ud_no_wqe + e->rx_ud_no_wqe;
+	ds->eng.rx_uc_dropped = be->rx_uc_dropped + e->rx_uc_dropped;
 	ds->eng.tx_ud_too_long = be->tx_ud_too_long + e->tx_ud_too_long;
 
 	ctx->obs.next_publish_ns = ctx->eng.now_ns + BLUE_DEV_PUBLISH_NS;

@@ -34,9 +34,10 @@ int blue_dealloc_pd(struct blue_pd *pd)
 {
 	if (!pd)
 		return EINVAL;
-	if (pd->nmr || pd->nqp || pd->nsrq || pd->nah) {
-		blue__logf("dealloc_pd: %u MRs, %u QPs, %u SRQs and %u AHs still use the PD; "
-			   "destroy them first", pd->nmr, pd->nqp, pd->nsrq, pd->nah);
+	if (pd->nmr || pd->nqp || pd->nsrq || pd->nah || pd->nmw) {
+		blue__logf("dealloc_pd: %u MRs, %u QPs, %u SRQs, %u AHs and %u windows still use "
+			   "the PD; destroy them first", pd->nmr, pd->nqp, pd->nsrq, pd->nah,
+			   pd->nmw);
 		return EBUSY;
 	}
 	pd->ctx->npd--;

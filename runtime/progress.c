@@ -214,6 +214,15 @@ int blue__qp_tx(struct blue_qp *qp, const struct blue_pkt *p)
 
 /* ---- RX ------------------------------------------------------------------------- */
 
+/* Is @p from the peer of connected @qp, its source address the QP's destination GID? */
+static bool from_peer(const struct blue_qp *qp, const struct blue_pkt *p)
+{
+	uint8_t sgid[16];
+
+	blue_pkt_sgid(p, sgid);
+	return !memcmp(sgid, qp->ah.dgid.raw, 16);
+}
+
 /*
  * A frame for a UD QP: no peer to check the source against (a datagram QP hears from
  * anyone who knows its QPN and Q_Key), and only the UD SEND opcodes (IBA 9.8.3; rxe's
@@ -230,6 +239,15 @@ static void rx_ud(struct blue_context *ctx, struct blue_qp *qp, const struct blu
 		return;
 	}
 	blue__resp_ud_rx(qp, p, f->data + p->l3_off);
+}
+
+/* A request for a UC QP: its own SEND/WRITE opcodes only (IBA table 36; rxe check_type_state). */
+static void rx_uc(struct blue_context *ctx, struct blue_qp *qp, const struct blue_pkt *p)
+{
+	if (p->opcode < BLUE_OP_UC_SEND_FIRST || p->opcode > BLUE_OP_UC_WRITE_ONLY_IMM)
+		ctx->eng.st.rx_wrong_transport++;
+	else
+		blue__resp_uc_rx(qp, p);
 }
 
 void blue__rx_frame(struct blue_context *ctx, const struct blue_frame *f)
@@ -258,11 +276,15 @@ void blue__rx_frame(struct blue_context *ctx, const struct blue_frame *f)
 		return;
 	}
 	/* a connected QP talks to one peer: anything else is not for it (rxe check_addr) */
-	if (p.saddr != qp->live->peer_ip) {
+	if (!from_peer(qp, &p)) {
 		st->rx_bad_src++;
 		return;
 	}
 	fl = blue_opcode_flags(p.opcode);
+	if (qp->type == BLUE_QPT_UC && p.opcode != BLUE_OP_CNP) {
+		rx_uc(ctx, qp, &p);
+		return;
+	}
 	if (p.opcode == BLUE_OP_CNP) {
 		/* congestion notification for this QP's sends (annex A17.9.3) */
 		st->rx_cnp++;
@@ -271,7 +293,7 @@ void blue__rx_frame(struct blue_context *ctx, const struct blue_frame *f)
 		blue__cc_cnp_rx(qp);
 		return;
 	}
-	if (p.opcode > BLUE_OP_RC_SEND_ONLY_INV) {	/* RC opcodes are 0x00-0x1f; UD to RC too */
+	if (p.opcode > BLUE_OP_RC_ATOMIC_WRITE) {	/* RC opcodes are 0x00-0x1f; UD to RC too */
 		st->rx_wrong_transport++;
 		return;
 	}
@@ -412,6 +434,8 @@ int blue__progress(struct blue_context *ctx)
 		if (qp->type == BLUE_QPT_UD) {
 			/* no ACKs, timers or congestion control: the requester only */
 			blue__req_ud_run(qp);
+		} else if (qp->type == BLUE_QPT_UC) {
+			blue__req_uc_run(qp);	/* the same: UC is never acknowledged */
 		} else {
 			blue__comp_run(qp, eng->now_ns);
 			blue__cc_run(qp, eng->now_ns);

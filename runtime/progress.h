@@ -43,6 +43,7 @@ struct blue_engine_stats {
 	uint64_t rx_bad_qkey;	/* UD, dropped: the DETH Q_Key is not the QP's (IBA 10.2.5) */
 	uint64_t rx_ud_no_wqe;	/* UD, dropped: no receive WQE posted (UD has no RNR) */
 	uint64_t tx_ud_too_long; /* UD sends over the MTU: completed unsent (C10-93.1.1) */
+	uint64_t rx_uc_dropped;	/* UC, dropped unanswered: per reason in the QP (resp_uc.c) */
 	/* requests the responder refused, by reason (IBA 9.7.5: none is executed) */
 	uint64_t rx_dup;	/* behind the expected PSN: re-ACKed, replayed or dropped, not re-run */
 	uint64_t rx_seq_err;	/* ahead of the expected PSN (outside the window): NAK'd once */

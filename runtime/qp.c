@@ -11,12 +11,14 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "runtime/ah.h"
 #include "runtime/cc_wire.h"
 #include "runtime/codec.h"
 #include "runtime/cq.h"
 #include "runtime/device.h"
 #include "runtime/events.h"
 #include "runtime/log.h"
+#include "runtime/mw.h"
 #include "runtime/probes.h"
 #include "runtime/qp.h"
 #include "runtime/rq.h"
@@ -89,6 +91,43 @@ static int qpn_claim(struct blue_context *ctx, uint32_t *out)
 	return -ENOMEM;
 }
 
+/*
+ * QPN 1, the GSI (IBA 3.5.2, 13.5.1): slot 1, generation 0, claimed as qpn_claim claims
+ * any slot (the compare-and-swap 0 -> 1, then the owner's mark), so a dead owner's GSI is
+ * reclaimed like any other slot. A claimed slot whose mark nobody holds is freed first
+ * (blue__slots_reclaim ran at open; the owner may have died since).
+ * Return: 0, -EADDRINUSE while a live process (this one included) holds it, or the mark's
+ * error.
+ */
+static int gsi_claim(struct blue_context *ctx, uint32_t *out)
+{
+	struct blue_qp_ctx *c = &ctx->qp_tbl[BLUE_GSI_SLOT];
+	uint32_t expected;
+	int err, round;
+
+	for (round = 0; round < 2; round++) {
+		expected = 0;
+		if (__atomic_compare_exchange_n(&c->qpn, &expected, BLUE_GSI_SLOT, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			break;
+		if (round == 0 && blue__slots_reclaim(ctx->qp_tbl, ctx->slot_fd))
+			continue;	/* some owner was dead: maybe QP1's */
+		blue__logf("create_qp: QP1 (the GSI) of this device is held by pid %u",
+			   __atomic_load_n(&c->owner_pid, __ATOMIC_ACQUIRE));
+		return -EADDRINUSE;
+	}
+	err = blue__slot_own(ctx->slot_fd, BLUE_GSI_SLOT);
+	if (err) {
+		__atomic_store_n(&c->qpn, 0, __ATOMIC_RELEASE);
+		blue__logf("create_qp: cannot mark QP slot 1 (the GSI) as ours: %s",
+			   strerror(-err));
+		return err;
+	}
+	__atomic_store_n(&c->owner_pid, (uint32_t)getpid(), __ATOMIC_RELEASE);
+	*out = BLUE_GSI_SLOT;
+	return 0;
+}
+
 /* Zero a context entry except its identity, steering and owner fields. */
 static void live_clear(struct blue_qp_ctx *c)
 {
@@ -115,6 +154,26 @@ static void live_init(struct blue_qp *qp)
 		qp->live->path_mtu = (uint8_t)qp->ctx->active_mtu;
 }
 
+/*
+ * The addresses of the checked address vector qp->ah into the context entry, for
+ * bluectl and the XDP-side view: IPv4 in local_ip/peer_ip, or the peer's IPv6 address
+ * in peer_ip6 (local_ip, peer_ip 0). Frames are built from the GIDs (blue__qp_pkt).
+ */
+static void live_set_peer(struct blue_qp *qp)
+{
+	struct blue_qp_ctx *live = qp->live;
+	uint32_t ip = 0;
+
+	live->local_ip = blue__gid_ipv4(&qp->ctx->gid[qp->ah.sgid_index], &ip) ? ip : 0;
+	if (blue__gid_ipv4(&qp->ah.dgid, &ip)) {
+		live->peer_ip = ip;
+		memset(live->peer_ip6, 0, sizeof(live->peer_ip6));
+	} else {
+		live->peer_ip = 0;
+		memcpy(live->peer_ip6, qp->ah.dgid.raw, sizeof(live->peer_ip6));
+	}
+}
+
 /* ---- create / destroy ------------------------------------------------------- */
 
 static int cap_check(const struct blue_qp_cap *c)
@@ -139,7 +198,8 @@ static int cap_check(const struct blue_qp_cap *c)
 	return 0;
 }
 
-struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *attr)
+static struct blue_qp *qp_create(struct blue_pd *pd, struct blue_qp_init_attr *attr,
+				 bool gsi)
 {
 	struct blue_context *ctx;
 	struct blue_qp *qp;
@@ -151,9 +211,10 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 		return NULL;
 	}
 	ctx = pd->ctx;
-	if (attr->qp_type != BLUE_QPT_RC && attr->qp_type != BLUE_QPT_UD) {
-		blue__logf("create_qp: QP type %d is not supported; RC (%d) and UD (%d) are",
-			   attr->qp_type, BLUE_QPT_RC, BLUE_QPT_UD);
+	if (attr->qp_type != BLUE_QPT_RC && attr->qp_type != BLUE_QPT_UC &&
+	    attr->qp_type != BLUE_QPT_UD) {
+		blue__logf("create_qp: QP type %d is not supported; RC (%d), UC (%d) and UD (%d) "
+			   "are", attr->qp_type, BLUE_QPT_RC, BLUE_QPT_UC, BLUE_QPT_UD);
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -204,7 +265,7 @@ struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *att
 	}
 	if (err)
 		goto fail;
-	err = qpn_claim(ctx, &qpn);
+	err = gsi ? gsi_claim(ctx, &qpn) : qpn_claim(ctx, &qpn);
 	if (err == -ENOMEM) {
 		blue__logf("create_qp: all %u QP slots of the %s HAL are in use", BLUE_MAX_QP,
 			   ctx->hal->ops->name);
@@ -262,6 +323,22 @@ fail:
 	return NULL;
 }
 
+struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *attr)
+{
+	return qp_create(pd, attr, false);
+}
+
+struct blue_qp *blue__create_gsi_qp(struct blue_pd *pd, struct blue_qp_init_attr *attr)
+{
+	if (attr && attr->qp_type != BLUE_QPT_UD) {
+		blue__logf("create_qp: the GSI (QP1) is a UD QP; qp_type %d asked",
+			   attr->qp_type);
+		errno = EINVAL;
+		return NULL;
+	}
+	return qp_create(pd, attr, true);
+}
+
 int blue_destroy_qp(struct blue_qp *qp)
 {
 	struct blue_context *ctx;
@@ -276,12 +353,13 @@ int blue_destroy_qp(struct blue_qp *qp)
 	blue__retx_fini(qp);
 	/* stop steering first (RESET drops at XDP), then free the slot for others */
 	blue__tune_qp_gone(qp);
+	blue__mw_qp_gone(qp);	/* its type 2B windows go with it */
 	live_clear(qp->live);
 	blue_hal_flow_unbind(ctx->hal, qp->qpn);
 	blue__slot_disown(ctx->slot_fd, blue_qpn_slot(qp->qpn));
 	ctx->qp_by_slot[blue_qpn_slot(qp->qpn)] = NULL;
-	if (qp->neigh_ip)
-		blue__neigh_put(ctx, qp->neigh_ip);
+	if (qp->neigh_held)
+		blue__neigh_put(ctx, &qp->neigh_addr);
 	for (pp = &ctx->qps; *pp; pp = &(*pp)->next) {
 		if (*pp == qp) {
 			*pp = qp->next;
@@ -394,6 +472,44 @@ static const struct qp_trans ud_trans[QPS_N][QPS_N] = {
 	},
 };
 
+/*
+ * The same for a UC QP (IBA 10.3.1 and 11.2.4, the kernel's qp_state_table for
+ * IB_QPT_UC, which rxe applies): a peer and a path as RC, but nothing of reliability:
+ * no ACK timeout, retry or RNR counts, no RNR timer and no READ/atomic depths, so
+ * those bits are refused wherever they appear. This is what ibv_uc_pingpong and
+ * perftest -c UC pass.
+ */
+static const struct qp_trans uc_trans[QPS_N][QPS_N] = {
+	[BLUE_QPS_RESET] = {
+		[BLUE_QPS_RESET] = { .valid = true },
+		[BLUE_QPS_INIT] = { .valid = true,
+			.req = BLUE_QP_PKEY_INDEX | BLUE_QP_PORT | BLUE_QP_ACCESS_FLAGS },
+	},
+	[BLUE_QPS_INIT] = {
+		[BLUE_QPS_INIT] = { .valid = true,
+			.opt = BLUE_QP_PKEY_INDEX | BLUE_QP_PORT | BLUE_QP_ACCESS_FLAGS },
+		[BLUE_QPS_RTR] = { .valid = true,
+			.req = BLUE_QP_AV | BLUE_QP_PATH_MTU | BLUE_QP_DEST_QPN | BLUE_QP_RQ_PSN,
+			.opt = BLUE_QP_PKEY_INDEX | BLUE_QP_ACCESS_FLAGS },
+	},
+	[BLUE_QPS_RTR] = {
+		[BLUE_QPS_RTS] = { .valid = true, .req = BLUE_QP_SQ_PSN,
+			.opt = BLUE_QP_CUR_STATE | BLUE_QP_ACCESS_FLAGS },
+	},
+	[BLUE_QPS_RTS] = {
+		[BLUE_QPS_RTS] = { .valid = true, .opt = BLUE_QP_CUR_STATE | BLUE_QP_ACCESS_FLAGS },
+		[BLUE_QPS_SQD] = { .valid = true },
+	},
+	[BLUE_QPS_SQD] = {
+		[BLUE_QPS_RTS] = { .valid = true, .opt = BLUE_QP_CUR_STATE | BLUE_QP_ACCESS_FLAGS },
+		[BLUE_QPS_SQD] = { .valid = true,
+			.opt = BLUE_QP_AV | BLUE_QP_ACCESS_FLAGS | BLUE_QP_PKEY_INDEX },
+	},
+	[BLUE_QPS_SQE] = {
+		[BLUE_QPS_RTS] = { .valid = true, .opt = BLUE_QP_CUR_STATE | BLUE_QP_ACCESS_FLAGS },
+	},
+};
+
 static bool trans_valid(const struct blue_qp *qp, unsigned int cur, unsigned int next,
 			struct qp_trans *t)
 {
@@ -402,7 +518,8 @@ static bool trans_valid(const struct blue_qp *qp, unsigned int cur, unsigned int
 		*t = (struct qp_trans){ .valid = true };
 		return true;
 	}
-	*t = qp->type == BLUE_QPT_UD ? ud_trans[cur][next] : rc_trans[cur][next];
+	*t = qp->type == BLUE_QPT_UD ? ud_trans[cur][next] :
+	     qp->type == BLUE_QPT_UC ? uc_trans[cur][next] : rc_trans[cur][next];
 	return t->valid;
 }
 
@@ -456,15 +573,18 @@ static const char *attr_list(uint32_t mask, char *buf, size_t len)
 
 /* Value checks of everything @mask names; nothing is changed. */
 static int attr_check(struct blue_qp *qp, const struct blue_qp_attr *a, uint32_t mask,
-		      uint32_t *peer_ip, uint8_t peer_mac[6])
+		      uint8_t peer_mac[6])
 {
 	const uint32_t access_all = BLUE_ACCESS_LOCAL_WRITE | BLUE_ACCESS_REMOTE_WRITE |
 				    BLUE_ACCESS_REMOTE_READ | BLUE_ACCESS_REMOTE_ATOMIC;
-	char ipstr[INET_ADDRSTRLEN];
+	/* the FLUSH rights a responder checks a FLUSH against (IBA 1.5, as rxe) */
+	const uint32_t flush_rights = BLUE_ACCESS_FLUSH_GLOBAL | BLUE_ACCESS_FLUSH_PERSISTENT;
+	char who[48];
 
-	if ((mask & BLUE_QP_ACCESS_FLAGS) && (a->qp_access_flags & ~access_all))
+	if ((mask & BLUE_QP_ACCESS_FLAGS) &&
+	    (a->qp_access_flags & ~(access_all | flush_rights)))
 		MODIFY_ERR(qp->qpn, "unknown qp_access_flags bits 0x%x",
-			   a->qp_access_flags & ~access_all);
+			   a->qp_access_flags & ~(access_all | flush_rights));
 	if ((mask & BLUE_QP_PKEY_INDEX) && a->pkey_index != 0)
 		MODIFY_ERR(qp->qpn, "pkey_index %u; the P_Key table has one entry (index 0)",
 			   a->pkey_index);
@@ -495,20 +615,9 @@ static int attr_check(struct blue_qp *qp, const struct blue_qp_attr *a, uint32_t
 		MODIFY_ERR(qp->qpn, "max_dest_rd_atomic %u; the device allows %d",
 			   a->max_dest_rd_atomic, BLUE_MAX_RD_ATOMIC);
 	if (mask & BLUE_QP_AV) {
-		if (a->ah_attr.port_num > 1)
-			MODIFY_ERR(qp->qpn, "ah_attr.port_num %u; the device has port 1 only",
-				   a->ah_attr.port_num);
-		if (a->ah_attr.sgid_index != 1)
-			MODIFY_ERR(qp->qpn, "sgid_index %u; use 1, the IPv4 GID (index 0 is "
-				   "the IPv6 link-local one, and RoCEv2 over IPv6 is not served yet)",
-				   a->ah_attr.sgid_index);
-		if (!blue__gid_ipv4(&a->ah_attr.dgid, peer_ip))
-			MODIFY_ERR(qp->qpn, "the destination GID is not IPv4-mapped "
-				   "(::ffff:a.b.c.d); RoCEv2 over IPv6 is not served yet");
-		if (blue__resolve_neigh(qp->ctx, *peer_ip, peer_mac)) {
-			inet_ntop(AF_INET, peer_ip, ipstr, sizeof(ipstr));
-			MODIFY_ERR(qp->qpn, "no MAC address for the peer %s", ipstr);
-		}
+		snprintf(who, sizeof(who), "modify_qp: QP 0x%x", qp->qpn);
+		if (blue__av_resolve(qp->ctx, &a->ah_attr, who, peer_mac))
+			return EINVAL;
 	}
 	return 0;
 }
@@ -541,7 +650,7 @@ static void qp_reset(struct blue_qp *qp)
 
 int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
 {
-	uint32_t mask = (uint32_t)attr_mask, missing, extra, peer_ip = 0;
+	uint32_t mask = (uint32_t)attr_mask, missing, extra;
 	struct blue_qp_ctx *live;
 	unsigned int cur, next;
 	uint8_t peer_mac[6];
@@ -570,7 +679,7 @@ int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
 	if (extra)
 		MODIFY_ERR(qp->qpn, "%s -> %s does not take %s", blue__qp_state_str(cur),
 			   blue__qp_state_str(next), attr_list(extra, list, sizeof(list)));
-	err = attr_check(qp, attr, mask, &peer_ip, peer_mac);
+	err = attr_check(qp, attr, mask, peer_mac);
 	if (err)
 		return err;
 
@@ -607,7 +716,7 @@ int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
 		live->rq_psn = attr->rq_psn & BLUE_PSN_MASK;
 	if (mask & BLUE_QP_AV) {
 		qp->ah = attr->ah_attr;
-		live->peer_ip = peer_ip;
+		live_set_peer(qp);
 		memcpy(qp->peer_mac, peer_mac, 6);
 	}
 	if (mask & BLUE_QP_TIMEOUT)
@@ -688,8 +797,7 @@ void blue__qp_pkt(const struct blue_qp *qp, struct blue_pkt *p, uint8_t opcode, 
 	blue_pkt_init(p, opcode);
 	memcpy(p->dst_mac, qp->peer_mac, 6);
 	memcpy(p->src_mac, qp->ctx->mac, 6);
-	p->saddr = live->local_ip;
-	p->daddr = live->peer_ip;
+	blue_pkt_set_ips(p, qp->ctx->gid[qp->ah.sgid_index].raw, qp->ah.dgid.raw);
 	p->tos = blue__cc_tos(live, qp->ah.traffic_class, opcode);
 	/* the TTL stays blue_pkt_init's 64, the route's, as rxe's (the kernel resolves a
 	 * RoCE address vector's hop limit from the route, whatever the QP was given) */
@@ -732,6 +840,10 @@ static enum blue_wc_opcode wc_opcode(uint32_t wr_opcode)
 	case BLUE_WR_RDMA_READ:			return BLUE_WC_RDMA_READ;
 	case BLUE_WR_ATOMIC_CMP_AND_SWP:	return BLUE_WC_COMP_SWAP;
 	case BLUE_WR_ATOMIC_FETCH_AND_ADD:	return BLUE_WC_FETCH_ADD;
+	case BLUE_WR_BIND_MW:			return BLUE_WC_BIND_MW;
+	case BLUE_WR_LOCAL_INV:			return BLUE_WC_LOCAL_INV;
+	case BLUE_WR_ATOMIC_WRITE:		return BLUE_WC_ATOMIC_WRITE;
+	case BLUE_WR_FLUSH:			return BLUE_WC_FLUSH;
 	default:				return BLUE_WC_SEND;
 	}
 }

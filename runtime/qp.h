@@ -34,7 +34,7 @@ struct blue_qp {
 	void *qp_context;
 	struct blue_qp_ctx *live;	/* this QP's entry in the QP-context table */
 	uint32_t qpn;
-	enum blue_qp_type type;		/* BLUE_QPT_RC or BLUE_QPT_UD (live->type too) */
+	enum blue_qp_type type;		/* BLUE_QPT_RC, _UC or _UD (live->type too) */
 	bool sq_sig_all;
 	struct blue_qp *next;		/* in ctx->qps */
 
@@ -51,7 +51,8 @@ struct blue_qp {
 	uint32_t init_sq_psn;		/* as set at RTR->RTS, for query_qp */
 	struct blue_ah_attr ah;
 	uint8_t peer_mac[6];
-	uint32_t neigh_ip;		/* the static neighbour it holds (connect_qp); 0: none */
+	union blue_gid neigh_addr;	/* the static neighbour it holds (connect_qp) */
+	bool neigh_held;		/* neigh_addr is held */
 	uint64_t cm_start_ns;		/* blue_cm_info_from_qp(): connection setup began */
 
 	/* queues */
@@ -132,6 +133,24 @@ void blue__cc_reset(struct blue_qp *qp) __attribute__((visibility("hidden")));
  */
 int blue__req_ud_run(struct blue_qp *qp) __attribute__((visibility("hidden")));
 void blue__resp_ud_rx(struct blue_qp *qp, const struct blue_pkt *p, const uint8_t *ip_hdr)
+	__attribute__((visibility("hidden")));
+
+/*
+ * UC (req_uc.c, resp_uc.c in resp.h): blue__req_uc_run() sends what the send queue
+ * holds and completes each WQE as its last packet leaves. Return: packets queued.
+ */
+int blue__req_uc_run(struct blue_qp *qp) __attribute__((visibility("hidden")));
+
+/*
+ * The GSI (IBA 13.5.1): QP1, slot 1 of the QP-context table with generation 0, so XDP
+ * steers dqpn 1 to its owner as it steers any QP.
+ * blue__create_gsi_qp() - a UD QP whose QPN is exactly 1, for the CM agent (through our
+ * libibverbs' blue_compat_create_gsi_qp). Otherwise as blue_create_qp().
+ * Return: the QP, or NULL with errno (EADDRINUSE: a live process, this one included,
+ * holds QP1 of this device; EINVAL: @attr is not UD).
+ */
+#define BLUE_GSI_SLOT 1u
+struct blue_qp *blue__create_gsi_qp(struct blue_pd *pd, struct blue_qp_init_attr *attr)
 	__attribute__((visibility("hidden")));
 
 /* The state names for logs: "RESET", "INIT", ... */

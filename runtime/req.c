@@ -12,9 +12,11 @@
 #include <errno.h>
 #include <string.h>
 
+#include "runtime/aw.h"
 #include "runtime/cc_wire.h"
 #include "runtime/log.h"
 #include "runtime/mr_copy.h"
+#include "runtime/mw.h"
 #include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
@@ -55,7 +57,7 @@ static uint32_t rd_atomic_inflight(const struct blue_qp *qp)
 	for (i = blue_ring_cons_own(&qp->sq.ring); i != qp->req.idx; i++) {
 		uint32_t op = blue_sq_wqe(&qp->sq, i)->opcode;
 
-		if (blue_op_is_read(op) || blue_op_is_atomic(op))
+		if (blue_op_wants_resp(op))
 			n++;
 	}
 	return n;
@@ -135,6 +137,9 @@ static uint8_t pkt_opcode(const struct blue_send_wqe *w, uint32_t offset, uint32
 	case BLUE_WR_SEND_WITH_IMM:
 		return first ? (last ? BLUE_OP_RC_SEND_ONLY_IMM : BLUE_OP_RC_SEND_FIRST) :
 			       (last ? BLUE_OP_RC_SEND_LAST_IMM : BLUE_OP_RC_SEND_MIDDLE);
+	case BLUE_WR_SEND_WITH_INV:	/* the IETH rides on the last packet (IBA 9.3.8) */
+		return first ? (last ? BLUE_OP_RC_SEND_ONLY_INV : BLUE_OP_RC_SEND_FIRST) :
+			       (last ? BLUE_OP_RC_SEND_LAST_INV : BLUE_OP_RC_SEND_MIDDLE);
 	case BLUE_WR_RDMA_WRITE:
 		return first ? (last ? BLUE_OP_RC_WRITE_ONLY : BLUE_OP_RC_WRITE_FIRST) :
 			       (last ? BLUE_OP_RC_WRITE_LAST : BLUE_OP_RC_WRITE_MIDDLE);
@@ -147,6 +152,11 @@ static uint8_t pkt_opcode(const struct blue_send_wqe *w, uint32_t offset, uint32
 	case BLUE_WR_ATOMIC_CMP_AND_SWP:
 		*paylen = 0;
 		return BLUE_OP_RC_COMPARE_SWAP;
+	case BLUE_WR_ATOMIC_WRITE:
+		return BLUE_OP_RC_ATOMIC_WRITE;	/* its 8 bytes: *paylen as for a WRITE */
+	case BLUE_WR_FLUSH:
+		*paylen = 0;
+		return BLUE_OP_RC_FLUSH;
 	default:
 		*paylen = 0;
 		return BLUE_OP_RC_FETCH_ADD;
@@ -164,6 +174,8 @@ static int build_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, uint32_t
 	uint8_t op;
 
 	op = pkt_opcode(w, off, mtu, &paylen);
+	if (qp->type == BLUE_QPT_UC)	/* IBA table 36: UC's SEND/WRITE are RC's + 0x20 */
+		op |= BLUE_OP_UC_SEND_FIRST;
 	fl = blue_opcode_flags(op);
 	blue__qp_pkt(qp, p, op, psn);
 	if (fl & BLUE_OPF_RETH) {
@@ -172,6 +184,8 @@ static int build_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, uint32_t
 		/* a WRITE announces the whole message; a resumed READ asks for the rest */
 		p->reth.len = w->length - off;
 	}
+	if (fl & BLUE_OPF_FETH)
+		blue__aw_flush_hdrs(w, p);
 	if (fl & BLUE_OPF_ATMETH) {
 		p->atmeth.va = w->remote_addr;
 		p->atmeth.rkey = w->rkey;
@@ -184,6 +198,8 @@ static int build_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, uint32_t
 	}
 	if (fl & BLUE_OPF_IMMDT)
 		p->imm = be32toh(w->imm_data);
+	if (fl & BLUE_OPF_IETH)
+		p->ieth_rkey = w->imm_data;	/* invalidate_rkey, host order */
 	if (paylen) {
 		p->payload = blue__req_gather(qp, w, off, paylen);
 		if (!p->payload)
@@ -191,7 +207,8 @@ static int build_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, uint32_t
 		p->payload_len = paylen;
 	}
 	if (fl & BLUE_OPF_LAST) {
-		p->ackreq = 1;	/* IBA 9.7: the last packet of a message asks for an ACK */
+		/* IBA 9.7: the last packet of a message asks for an ACK; UC has no ACKs */
+		p->ackreq = qp->type != BLUE_QPT_UC;
 		if (w->send_flags & BLUE_SEND_SOLICITED)
 			p->se = 1;
 	}
@@ -204,6 +221,30 @@ static void wqe_prot_err(struct blue_swqe_eng *e)
 {
 	e->state = BLUE_SWQE_ERROR;
 	e->status = BLUE_WC_LOC_PROT_ERR;
+}
+
+/*
+ * The local operation @w (BIND_MW, LOCAL_INV) executes now, when the requester reaches
+ * it: after every WQE before it went out, before any after it (rxe's do_local_ops). It
+ * sends nothing; its PSN range is the empty one at the end of the previous WQE's
+ * (first = last = sq_psn - 1), so the completer retires it, in order, once everything
+ * before it is acknowledged, and a rewind never sends it. Return: the next state.
+ */
+static enum blue_req_state local_op(struct blue_qp *qp, const struct blue_send_wqe *w,
+				    struct blue_swqe_eng *e)
+{
+	enum blue_wc_status st = blue__mw_exec(qp, w);
+
+	if (st != BLUE_WC_SUCCESS) {
+		e->state = BLUE_SWQE_ERROR;
+		e->status = (uint8_t)st;
+		return BLUE_REQ_LOCAL_ERR;
+	}
+	e->first_psn = e->last_psn = blue_psn_add(qp->live->sq_psn, BLUE_PSN_MASK);
+	e->state = BLUE_SWQE_SENT;
+	qp->req.idx++;
+	qp->req.offset = 0;
+	return BLUE_REQ_NEXT_WQE;
 }
 
 /*
@@ -321,9 +362,12 @@ int blue__req_run(struct blue_qp *qp)
 			}
 			w = blue_sq_wqe(&qp->sq, qp->req.idx);
 			e = blue__sq_eng(qp, qp->req.idx);
-			if (e->state == BLUE_SWQE_ERROR)
+			if (e->state == BLUE_SWQE_ERROR) {
 				st = BLUE_REQ_LOCAL_ERR;
-			else
+			} else if (blue__wr_is_local(w->opcode) && e->state == BLUE_SWQE_SENT) {
+				qp->req.idx++;	/* executed before a rewind: never twice */
+				st = BLUE_REQ_NEXT_WQE;
+			} else
 				st = qp->req.offset ? BLUE_REQ_SEND_PKT : BLUE_REQ_CHECK_WQE;
 			break;
 
@@ -332,7 +376,11 @@ int blue__req_run(struct blue_qp *qp)
 				st = BLUE_REQ_WAIT;
 				break;
 			}
-			if (blue_op_is_read(w->opcode) || blue_op_is_atomic(w->opcode)) {
+			if (blue__wr_is_local(w->opcode)) {
+				st = local_op(qp, w, e);
+				break;
+			}
+			if (blue_op_wants_resp(w->opcode)) {
 				/* max_rd_atomic 0 would never send: treat it as 1, as rc_pingpong
 				 * users expect their READ to go */
 				limit = qp->max_rd_atomic ? qp->max_rd_atomic : 1;
@@ -353,7 +401,7 @@ int blue__req_run(struct blue_qp *qp)
 			if (live->sq_psn != live->una_psn &&
 			    blue_psn_diff(live->sq_psn, live->una_psn) +
 			    (int32_t)wqe_npkts(w, 0, mtu) > (int32_t)win &&
-			    (blue_op_is_read(w->opcode) || blue_op_is_atomic(w->opcode))) {
+			    blue_op_wants_resp(w->opcode)) {
 				st = BLUE_REQ_WAIT;
 				break;
 			}
@@ -434,6 +482,14 @@ void blue__req_rewind(struct blue_qp *qp)
 	qp->req.idx = idx;
 	qp->req.offset = 0;
 	live->sq_psn = una;
+}
+
+int blue__req_build(struct blue_qp *qp, const struct blue_send_wqe *w, uint32_t off,
+		    uint32_t psn, struct blue_pkt *p)
+{
+	uint32_t fl;
+
+	return build_pkt(qp, w, off, psn, p, &fl);
 }
 
 void blue__req_reset(struct blue_qp *qp)

@@ -90,6 +90,16 @@ bool blue__req_keys_ok(struct blue_qp *qp, const struct blue_send_wqe *w)
 const uint8_t *blue__req_gather(struct blue_qp *qp, const struct blue_send_wqe *w,
 				uint32_t off, uint32_t len) __attribute__((visibility("hidden")));
 
+struct blue_pkt;
+
+/*
+ * blue__req_build() - the packet of @w that starts at byte @off, with @psn: opcode by
+ * the QP's transport, headers, payload gathered through the MRs (for the UC requester,
+ * req_uc.c). Return: 0, or -EACCES when the payload is no longer in registered memory.
+ */
+int blue__req_build(struct blue_qp *qp, const struct blue_send_wqe *w, uint32_t off,
+		    uint32_t psn, struct blue_pkt *p) __attribute__((visibility("hidden")));
+
 /* blue__req_reset() - forget all requester state (QP to RESET). */
 void blue__req_reset(struct blue_qp *qp) __attribute__((visibility("hidden")));
 

@@ -31,6 +31,7 @@
 
 #include "runtime/cc_wire.h"
 #include "runtime/log.h"
+#include "runtime/mw.h"
 #include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
@@ -115,7 +116,7 @@ static bool wqe_at(const struct blue_qp *qp, uint32_t psn, uint32_t *out)
 
 static bool wants_response(const struct blue_send_wqe *w)
 {
-	return blue_op_is_read(w->opcode) || blue_op_is_atomic(w->opcode);
+	return blue_op_wants_resp(w->opcode);
 }
 
 /*
@@ -157,6 +158,8 @@ static void executed_before(struct blue_qp *qp, uint32_t end)
 
 		if (e->state != BLUE_SWQE_SENDING && e->state != BLUE_SWQE_SENT)
 			return;
+		if (blue__wr_is_local(w->opcode))
+			continue;	/* it sent nothing (req.c local_op) */
 		if (blue_psn_diff(e->first_psn, end) >= 0)
 			return;
 		lo = blue_psn_diff(e->first_psn, qp->live->una_psn) < 0 ? qp->live->una_psn :
@@ -279,8 +282,19 @@ bool blue__sr_comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 	case BLUE_OP_RC_READ_RESPONSE_LAST:
 	case BLUE_OP_RC_READ_RESPONSE_ONLY:
 		/* duplicates, late ones, and those too far ahead to track are dropped */
-		if (!tracked(qp, p->psn) || !wqe_at(qp, p->psn, &idx) ||
-		    !blue_op_is_read(blue_sq_wqe(&qp->sq, idx)->opcode))
+		if (!tracked(qp, p->psn) || !wqe_at(qp, p->psn, &idx))
+			return true;
+		if (blue_op_is_aw(blue_sq_wqe(&qp->sq, idx)->opcode)) {
+			/* ATOMIC WRITE/FLUSH: a zero-length READ RESPONSE Only is their ACK */
+			if (p->opcode != BLUE_OP_RC_READ_RESPONSE_ONLY || p->payload_len)
+				return true;
+			if (!bit_get(qp->retx.req.rcvd, p->psn))
+				mark_rcvd(qp, p->psn);
+			executed_before(qp, p->psn);
+			advance(qp);
+			return true;
+		}
+		if (!blue_op_is_read(blue_sq_wqe(&qp->sq, idx)->opcode))
 			return true;
 		if (read_resp(qp, p, idx))
 			advance(qp);
@@ -372,6 +386,8 @@ static int sr_resend(struct blue_qp *qp)
 
 		if (e->state != BLUE_SWQE_SENDING && e->state != BLUE_SWQE_SENT)
 			break;
+		if (blue__wr_is_local(w->opcode))
+			continue;	/* it sent nothing (req.c local_op) */
 		psn = blue_psn_diff(e->first_psn, live->una_psn) < 0 ? live->una_psn :
 		      e->first_psn;
 		for (; blue_psn_diff(psn, e->last_psn) <= 0 && tracked(qp, psn);

@@ -62,8 +62,7 @@ static int ud_build(struct blue_qp *qp, const struct blue_send_wqe *w, struct bl
 	blue_pkt_init(p, op);
 	memcpy(p->dst_mac, w->ud.dmac, 6);
 	memcpy(p->src_mac, qp->ctx->mac, 6);
-	p->saddr = qp->live->local_ip;
-	p->daddr = w->ud.dip;
+	blue_pkt_set_ips(p, qp->ctx->gid[w->ud.sgid_index].raw, w->ud.dgid);
 	p->tos = blue__cc_tos(qp->live, w->ud.tclass, op);
 	/* the TTL stays blue_pkt_init's 64, the route's: rxe's AHs (the kernel resolves a
 	 * RoCE AH's hop limit from the route) send that whatever hop_limit the AH asks */

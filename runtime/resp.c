@@ -21,9 +21,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/aw.h"
 #include "runtime/events.h"
 #include "runtime/log.h"
 #include "runtime/mr_copy.h"
+#include "runtime/mw.h"
 #include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
@@ -192,6 +194,18 @@ static void queue_nak(struct blue_qp *qp, uint8_t syndrome, uint32_t psn)
 	}
 }
 
+bool blue__resp_queue_aw(struct blue_qp *qp, uint32_t psn, uint32_t msn, bool replay)
+{
+	struct blue_resp_out *o = out_push(qp, BLUE_OUT_READ);
+
+	if (!o)
+		return false;
+	o->psn = psn;
+	o->msn = msn;
+	o->replay = replay;	/* len 0: one READ RESPONSE Only, no memory read */
+	return true;
+}
+
 /* ---- receive WQEs ----------------------------------------------------------------- */
 
 /*
@@ -237,10 +251,28 @@ static void recv_complete(struct blue_qp *qp, enum blue_wc_status status,
 		wc.wc_flags = BLUE_WC_WITH_IMM;
 		wc.imm_data = htobe32(p->imm);	/* network order, as ibverbs */
 	}
+	if (status == BLUE_WC_SUCCESS && (blue_opcode_flags(p->opcode) & BLUE_OPF_IETH)) {
+		wc.wc_flags = BLUE_WC_WITH_INV;
+		wc.invalidated_rkey = p->ieth_rkey;	/* host order, as ibverbs */
+	}
 	/* the CQ had room (checked before executing), unless this is an error */
 	if (blue__cq_push(qp->recv_cq, &wc, p->se) == 0)
 		BLUE_PROBE5(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode, wc.byte_len);
 	blue__rq_end(qp);
+}
+
+/* The two receive steps above, for the UC responder (resp_uc.c): one way to fill a WQE. */
+enum blue_wc_status blue__resp_recv_place(struct blue_qp *qp, const struct blue_recv_wqe *w,
+					  uint32_t off, const uint8_t *data, uint32_t len)
+{
+	return recv_place(qp, w, off, data, len);
+}
+
+void blue__resp_recv_complete(struct blue_qp *qp, enum blue_wc_status status,
+			      enum blue_wc_opcode opcode, uint32_t byte_len,
+			      const struct blue_pkt *p)
+{
+	recv_complete(qp, status, opcode, byte_len, p);
 }
 
 /* ---- duplicates and responder resources ------------------------------------------------ */
@@ -327,6 +359,7 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 	bool first = fl & BLUE_OPF_FIRST, last = fl & BLUE_OPF_LAST;
 	bool is_send = op_is_send(op), is_write = op_is_write(op);
 	bool is_read = op == BLUE_OP_RC_READ_REQUEST, is_atomic = op_is_atomic(op);
+	bool is_aw = op == BLUE_OP_RC_ATOMIC_WRITE || op == BLUE_OP_RC_FLUSH;	/* resp_aw.c */
 	bool wants_rwqe = (is_send && first) || (is_write && (fl & BLUE_OPF_IMMDT));
 	bool completes_rwqe = (is_send && last) || (is_write && (fl & BLUE_OPF_IMMDT));
 	enum blue_wc_status rst = BLUE_WC_SUCCESS;
@@ -390,6 +423,8 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				dup_read(qp, p);
 			} else if (is_atomic) {
 				dup_atomic(qp, p);
+			} else if (is_aw) {
+				blue__resp_aw_dup(qp, p);
 			}
 			break;
 
@@ -408,12 +443,10 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 		case BLUE_RESP_CHECK_OP_VALID:
 			st = BLUE_RESP_CHECK_RESOURCE;
 			nak = BLUE_NAK_INVALID_REQ;
-			if (op == BLUE_OP_RC_SEND_LAST_INV || op == BLUE_OP_RC_SEND_ONLY_INV) {
-				snprintf(why, sizeof(why), "SEND with invalidate is not supported");
-				st = BLUE_RESP_NAK;
-			} else if ((is_write && !(qp->access_flags & BLUE_ACCESS_REMOTE_WRITE)) ||
-				   (is_read && !(qp->access_flags & BLUE_ACCESS_REMOTE_READ)) ||
-				   (is_atomic && !(qp->access_flags & BLUE_ACCESS_REMOTE_ATOMIC))) {
+			if ((is_write && !(qp->access_flags & BLUE_ACCESS_REMOTE_WRITE)) ||
+			    (is_read && !(qp->access_flags & BLUE_ACCESS_REMOTE_READ)) ||
+			    (is_atomic && !(qp->access_flags & BLUE_ACCESS_REMOTE_ATOMIC)) ||
+			    (is_aw && !blue__resp_aw_qp_allows(qp, p))) {
 				/* the QP's own rights, before any MR (rxe: invalid request) */
 				snprintf(why, sizeof(why), "opcode 0x%02x not allowed by the QP's "
 					 "access flags 0x%x", op, qp->access_flags);
@@ -445,7 +478,7 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 			 * max_rd_atomic never gets here: it counts a READ outstanding until its
 			 * last response arrives, and that leaves the queue first.
 			 */
-			if ((is_read || is_atomic) &&
+			if ((is_read || is_atomic || is_aw) &&
 			    blue__resp_res_busy(qp) >= qp->max_dest_rd_atomic) {
 				snprintf(why, sizeof(why), "a READ/atomic beyond the %u responder "
 					 "resources (max_dest_rd_atomic)", qp->max_dest_rd_atomic);
@@ -471,8 +504,8 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				}
 				/* a zero-length WRITE names no memory: no R_Key check (rxe) */
 				if (len)
-					v = blue__mr_check(qp->ctx, qp->pd, p->reth.rkey, p->reth.va,
-							   len, BLUE_ACCESS_REMOTE_WRITE, NULL);
+					v = blue__rkey_check(qp, p->reth.rkey, p->reth.va, len,
+							     BLUE_ACCESS_REMOTE_WRITE, NULL);
 				r->wr_rkey = p->reth.rkey;
 				r->wr_va = p->reth.va;
 				r->wr_resid = len;
@@ -500,8 +533,8 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 					break;
 				}
 				if (len)
-					v = blue__mr_check(qp->ctx, qp->pd, p->reth.rkey, p->reth.va,
-							   len, BLUE_ACCESS_REMOTE_READ, NULL);
+					v = blue__rkey_check(qp, p->reth.rkey, p->reth.va, len,
+							     BLUE_ACCESS_REMOTE_READ, NULL);
 			} else if (is_atomic) {
 				if (p->atmeth.va & 7) {
 					/* atomics work on aligned 64-bit words (IBA 9.4.5) */
@@ -511,8 +544,14 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 					st = BLUE_RESP_NAK;
 					break;
 				}
-				v = blue__mr_check(qp->ctx, qp->pd, p->atmeth.rkey, p->atmeth.va, 8,
-						   BLUE_ACCESS_REMOTE_ATOMIC, &mem);
+				v = blue__rkey_check(qp, p->atmeth.rkey, p->atmeth.va, 8,
+						     BLUE_ACCESS_REMOTE_ATOMIC, &mem);
+			} else if (is_aw) {
+				nak = blue__resp_aw_check(qp, p, &mem, why, sizeof(why));
+				if (nak) {
+					st = BLUE_RESP_NAK;
+					break;
+				}
 			}
 			if (v != BLUE_MR_OK) {
 				snprintf(why, sizeof(why), "remote access at PSN 0x%x refused: %s",
@@ -542,12 +581,28 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				}
 				r->recv_off += p->payload_len;
 				r->in_msg = last ? BLUE_MSG_NONE : BLUE_MSG_SEND;
+				/*
+				 * The IETH's key is invalidated once the message is placed (rxe,
+				 * before it completes). A key that cannot be is rxe's class J:
+				 * the receive completes in error and the QP moves to ERROR; the
+				 * sender hears it as an invalid request.
+				 */
+				if ((fl & BLUE_OPF_IETH) &&
+				    blue__mw_remote_inv(qp, p->ieth_rkey)) {
+					recv_complete(qp, BLUE_WC_REM_INV_REQ_ERR, BLUE_WC_RECV,
+						      r->recv_off, p);
+					snprintf(why, sizeof(why), "SEND with invalidate: key "
+						 "0x%x cannot be invalidated", p->ieth_rkey);
+					nak = BLUE_NAK_INVALID_REQ;
+					st = BLUE_RESP_NAK;
+					break;
+				}
 			} else if (is_write) {
 				if (p->payload_len) {
-					v = blue__copy_mr(qp->ctx, qp->pd, r->wr_rkey, r->wr_va,
-							  (void *)p->payload, p->payload_len,
-							  BLUE_ACCESS_REMOTE_WRITE, BLUE_COPY_TO_MEM,
-							  NULL);
+					v = blue__copy_rkey(qp, r->wr_rkey, r->wr_va,
+							    (void *)p->payload, p->payload_len,
+							    BLUE_ACCESS_REMOTE_WRITE, BLUE_COPY_TO_MEM,
+							    NULL);
 					if (v != BLUE_MR_OK) {	/* MIDDLE/LAST: deregistered since */
 						snprintf(why, sizeof(why), "remote access at PSN 0x%x "
 							 "refused: %s", p->psn,
@@ -585,6 +640,8 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				o->psn = p->psn;
 				o->orig = orig;
 				o->msn = (live->msn + 1) & BLUE_PSN_MASK;
+			} else if (is_aw) {
+				blue__resp_aw_execute(qp, p, mem);
 			}
 			break;
 
@@ -673,9 +730,8 @@ static uint8_t read_resp_opcode(uint32_t idx, uint32_t npkts)
 static bool read_chunk(struct blue_qp *qp, const struct blue_resp_out *o, uint32_t chunk,
 		       const void **at)
 {
-	return blue__copy_mr(qp->ctx, qp->pd, o->rkey, o->va + o->off, qp->ctx->eng.gather,
-			     chunk, BLUE_ACCESS_REMOTE_READ, BLUE_COPY_FROM_MEM,
-			     at) == BLUE_MR_OK;
+	return blue__copy_rkey(qp, o->rkey, o->va + o->off, qp->ctx->eng.gather, chunk,
+			       BLUE_ACCESS_REMOTE_READ, BLUE_COPY_FROM_MEM, at) == BLUE_MR_OK;
 }
 
 /*

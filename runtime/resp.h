@@ -63,6 +63,7 @@ enum blue_res_type {
 	BLUE_RES_NONE = 0,
 	BLUE_RES_READ,
 	BLUE_RES_ATOMIC,
+	BLUE_RES_AW,		/* an ATOMIC WRITE or FLUSH (IBA 1.5, resp_aw.c) */
 };
 
 /*
@@ -124,6 +125,26 @@ uint32_t blue__resp_res_busy(const struct blue_qp *qp) __attribute__((visibility
 void blue__resp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 	__attribute__((visibility("hidden")));
 
+struct blue_recv_wqe;
+
+/*
+ * The RC responder's receive steps, shared with the UC responder (resp_uc.c):
+ *  blue__resp_recv_place()    - @len bytes to @off of the receive WQE @w through its
+ *                               SGEs' L_Keys: BLUE_WC_SUCCESS, BLUE_WC_LOC_LEN_ERR (longer
+ *                               than the buffers) or BLUE_WC_LOC_PROT_ERR (a bad SGE);
+ *  blue__resp_recv_complete() - complete and retire the held receive WQE (immediate data
+ *                               and solicited event from the last packet @p).
+ * blue__resp_uc_rx() - one request packet for a UC QP (resp_uc.c): never answered.
+ */
+enum blue_wc_status blue__resp_recv_place(struct blue_qp *qp, const struct blue_recv_wqe *w,
+					  uint32_t off, const uint8_t *data, uint32_t len)
+	__attribute__((visibility("hidden")));
+void blue__resp_recv_complete(struct blue_qp *qp, enum blue_wc_status status,
+			      enum blue_wc_opcode opcode, uint32_t byte_len,
+			      const struct blue_pkt *p) __attribute__((visibility("hidden")));
+void blue__resp_uc_rx(struct blue_qp *qp, const struct blue_pkt *p)
+	__attribute__((visibility("hidden")));
+
 /*
  * For selective retransmission (resp_sr.c): run a request the reorder buffer held
  * (counted when it arrived), queue a plain ACK of @psn, and queue a hole NAK
@@ -133,6 +154,14 @@ void blue__resp_replay(struct blue_qp *qp, const struct blue_pkt *p)
 	__attribute__((visibility("hidden")));
 void blue__resp_queue_ack(struct blue_qp *qp, uint32_t psn) __attribute__((visibility("hidden")));
 void blue__resp_queue_hole(struct blue_qp *qp, uint32_t psn, uint32_t len)
+	__attribute__((visibility("hidden")));
+
+/*
+ * blue__resp_queue_aw() - queue the answer to the ATOMIC WRITE or FLUSH at @psn: a
+ * zero-length READ RESPONSE Only with an ACK AETH carrying @msn (IBA 1.5, as rxe's
+ * send_read_response_ack); @replay: it answers a duplicate. Return: false if full.
+ */
+bool blue__resp_queue_aw(struct blue_qp *qp, uint32_t psn, uint32_t msn, bool replay)
 	__attribute__((visibility("hidden")));
 
 /* blue__resp_tx() - send queued responses within this pass's budget. Return: packets. */

@@ -74,10 +74,15 @@ static enum ud_resp_state ud_check_resource(struct blue_qp *qp, struct ud_rx *rx
  * The 40 bytes a UD buffer starts with (IBA 11.4.1.1; annex A17.4.5.2 for RoCEv2 over
  * IPv4): 20 zero bytes, then the IPv4 header as received. rxe zeroes its
  * rdma_network_hdr and copies ip_hdr(skb) into the roce4grh member, whose 20 bytes
- * sit at the end of the 40-byte union.
+ * sit at the end of the 40-byte union. Over IPv6 the GRH is the IPv6 header itself, as
+ * received (rxe copies ipv6_hdr(skb) into the union's ibgrh: 40 bytes, the same size).
  */
-static void ud_grh(uint8_t grh[BLUE_GRH_LEN], const uint8_t *ip_hdr)
+static void ud_grh(uint8_t grh[BLUE_GRH_LEN], const uint8_t *ip_hdr, int ipv6)
 {
+	if (ipv6) {
+		memcpy(grh, ip_hdr, BLUE_IPV6_HLEN);
+		return;
+	}
 	memset(grh, 0, BLUE_GRH_LEN - BLUE_IPV4_MIN_HLEN);
 	memcpy(grh + BLUE_GRH_LEN - BLUE_IPV4_MIN_HLEN, ip_hdr, BLUE_IPV4_MIN_HLEN);
 }
@@ -114,7 +119,7 @@ static enum ud_resp_state ud_place(struct blue_qp *qp, struct ud_rx *rx)
 		rx->status = BLUE_WC_LOC_LEN_ERR;
 		return UDR_COMPLETE;
 	}
-	ud_grh(grh, rx->ip_hdr);
+	ud_grh(grh, rx->ip_hdr, rx->p->ipv6);
 	rx->status = ud_copy(qp, rx->w, 0, grh, BLUE_GRH_LEN);
 	if (rx->status == BLUE_WC_SUCCESS)
 		rx->status = ud_copy(qp, rx->w, BLUE_GRH_LEN, rx->p->payload,

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "runtime/ah.h"
+#include "runtime/aw.h"
 #include "runtime/log.h"
+#include "runtime/mw.h"
 #include "runtime/probes.h"
 #include "runtime/qp.h"
 #include "runtime/wq.h"
@@ -66,17 +68,51 @@ static int ud_wr_check(const struct blue_qp *qp, const struct blue_send_wr *wr)
 	return 0;
 }
 
+/*
+ * A UC send (IBA 9.8.1 / 10.2.2, table 37 in 9.8.2): UC has SEND and RDMA WRITE (with
+ * immediate too) but no operation that needs a response: no RDMA READ, no atomics, no
+ * ATOMIC_WRITE or FLUSH (rxe's opcode table refuses them for IB_QPT_UC the same way),
+ * and no SEND with invalidate. Its local operations (BIND_MW, LOCAL_INV) are taken.
+ */
+static int uc_wr_check(const struct blue_qp *qp, const struct blue_send_wr *wr)
+{
+	switch (wr->opcode) {
+	case BLUE_WR_RDMA_READ:
+	case BLUE_WR_ATOMIC_CMP_AND_SWP:
+	case BLUE_WR_ATOMIC_FETCH_AND_ADD:
+	case BLUE_WR_ATOMIC_WRITE:
+	case BLUE_WR_FLUSH:
+		blue__logf("post_send: QP 0x%x is UC: opcode %d needs a response, and UC has "
+			   "SEND and RDMA WRITE only (IBA 9.8.1); use an RC QP", qp->qpn,
+			   wr->opcode);
+		return EINVAL;
+	case BLUE_WR_SEND_WITH_INV:
+		blue__logf("post_send: QP 0x%x is UC: UC has no SEND with invalidate (IBA 9.8.1, "
+			   "table 37 has no UC opcode for it); use an RC QP", qp->qpn);
+		return EINVAL;
+	default:
+		return 0;
+	}
+}
+
 static int send_wr_check(const struct blue_qp *qp, const struct blue_send_wr *wr,
 			 uint64_t *total)
 {
 	uint64_t len = 0;
 	int i;
 
-	if ((unsigned int)wr->opcode > BLUE_WR_ATOMIC_FETCH_AND_ADD) {
-		blue__logf("post_send: QP 0x%x: unknown opcode %d", qp->qpn, wr->opcode);
+	if (blue_op_is_aw((uint32_t)wr->opcode))
+		return blue__aw_wr_check(qp, wr, total);
+	if ((unsigned int)wr->opcode > BLUE_WR_ATOMIC_FETCH_AND_ADD &&
+	    !blue__mw_wr_ok(qp, wr)) {
+		/* a window operation refused said why (mw.c) */
+		if (!blue__mw_wr_opcode(wr->opcode))
+			blue__logf("post_send: QP 0x%x: unknown opcode %d", qp->qpn, wr->opcode);
 		return EINVAL;
 	}
 	if (qp->type == BLUE_QPT_UD && ud_wr_check(qp, wr))
+		return EINVAL;
+	if (qp->type == BLUE_QPT_UC && uc_wr_check(qp, wr))
 		return EINVAL;
 	if (wr->num_sge < 0 || (uint32_t)wr->num_sge > qp->sq.max_sge ||
 	    (wr->num_sge && !wr->sg_list)) {
@@ -145,13 +181,28 @@ static void send_wqe_fill(const struct blue_qp *qp, struct blue_send_wqe *w,
 		w->swap = wr->wr.atomic.swap;
 		w->length = 8;
 		break;
+	case BLUE_WR_BIND_MW:
+		w->remote_addr = wr->wr.bind_mw.bind_info.addr;
+		w->rkey = wr->wr.bind_mw.rkey;
+		w->bind.mw = wr->wr.bind_mw.mw;
+		w->bind.mr = wr->wr.bind_mw.bind_info.mr;
+		w->bind.length = wr->wr.bind_mw.bind_info.length;
+		w->bind.access = wr->wr.bind_mw.bind_info.mw_access_flags;
+		break;
+	case BLUE_WR_ATOMIC_WRITE:
+	case BLUE_WR_FLUSH:
+		blue__aw_wqe_fill(w, wr);
+		break;
 	default:
 		break;
 	}
+	if (blue__wr_is_local(wr->opcode))
+		w->length = 0;	/* no message: SGEs mean nothing to a local operation */
 	if (qp->type == BLUE_QPT_UD) {
 		const struct blue_ah *ah = wr->wr.ud.ah;
 
-		w->ud.dip = ah->dip;
+		memcpy(w->ud.dgid, ah->attr.dgid.raw, 16);
+		w->ud.sgid_index = ah->attr.sgid_index;
 		memcpy(w->ud.dmac, ah->dmac, 6);
 		w->ud.tclass = ah->attr.traffic_class;
 		w->ud.dqpn = wr->wr.ud.remote_qpn;

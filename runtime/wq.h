@@ -33,12 +33,20 @@ struct blue_send_wqe {
 	uint64_t post_ns;	/* CLOCK_MONOTONIC at post with diag on (latency), else 0 */
 	/* UD: the destination, copied from the AH at post (no pointer into the heap) */
 	struct {
-		uint32_t dip;		/* network order */
+		uint8_t dgid[16];	/* the AH's: IPv4-mapped or IPv6 */
+		uint8_t sgid_index;	/* the AH's source GID */
 		uint32_t dqpn;
 		uint32_t qkey;		/* as posted: the controlled Q_Key rule applies at send */
 		uint8_t dmac[6];
 		uint8_t tclass;
 	} ud;
+	/* BIND_MW: the window and what it is bound to (remote_addr: where; rkey: its new key) */
+	struct {
+		struct blue_mw *mw;
+		struct blue_mr *mr;
+		uint64_t length;
+		uint32_t access;
+	} bind;
 	/* then num_sge struct blue_sge, or length bytes of inline data */
 	uint8_t data[] __attribute__((aligned(16)));
 };
@@ -81,6 +89,21 @@ static inline int blue_op_is_read(uint32_t op)
 static inline int blue_op_is_atomic(uint32_t op)
 {
 	return op == BLUE_WR_ATOMIC_CMP_AND_SWP || op == BLUE_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/*
+ * ATOMIC WRITE and FLUSH (IBA 1.5): one request packet each, answered like a READ with
+ * no data; each holds a responder resource, as READs and atomics do (aw.h).
+ */
+static inline int blue_op_is_aw(uint32_t op)
+{
+	return op == BLUE_WR_ATOMIC_WRITE || op == BLUE_WR_FLUSH;
+}
+
+/* Whether the WQE waits for a response of its own: a plain ACK cannot retire it. */
+static inline int blue_op_wants_resp(uint32_t op)
+{
+	return blue_op_is_read(op) || blue_op_is_atomic(op) || blue_op_is_aw(op);
 }
 
 static inline int blue_wqe_is_inline(const struct blue_send_wqe *w)

@@ -11,7 +11,7 @@ pkgs=(
   qemu-system-x86 linux-image-amd64 busybox-static rdma-core ibverbs-utils
   ibverbs-providers libibverbs-dev perftest cpio xz-utils kmod
   bpftrace gnuplot-nox
-  librdmacm-dev
+  librdmacm-dev rdmacm-utils qperf
   python3-pyverbs
   ucx-utils libfabric-bin
   openmpi-bin libopenmpi-dev

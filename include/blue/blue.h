@@ -32,6 +32,7 @@ struct blue_cq;
 struct blue_qp;
 struct blue_comp_channel;
 struct blue_ah;
+struct blue_mw;
 struct blue_srq;
 
 union blue_gid {
@@ -60,6 +61,28 @@ enum blue_access_flags {
 	BLUE_ACCESS_REMOTE_WRITE = 2,
 	BLUE_ACCESS_REMOTE_READ = 4,
 	BLUE_ACCESS_REMOTE_ATOMIC = 8,
+	BLUE_ACCESS_MW_BIND = 16,		/* memory windows may be bound to the MR */
+	BLUE_ACCESS_ZERO_BASED = 32,		/* a type 2 window: remote va counts from 0 */
+	BLUE_ACCESS_FLUSH_GLOBAL = 1 << 8,	/* FLUSH to global visibility (IBA 1.5) */
+	BLUE_ACCESS_FLUSH_PERSISTENT = 1 << 9,	/* FLUSH to persistence (IBA 1.5) */
+};
+
+/* Same numbering as enum ibv_mw_type. */
+enum blue_mw_type {
+	BLUE_MW_TYPE_1 = 1,	/* bound by blue_bind_mw(), unbound by a new bind */
+	BLUE_MW_TYPE_2 = 2,	/* bound by a BIND_MW work request, invalidated by LOCAL_INV
+				 * or a SEND with invalidate; type 2B: one QP uses it */
+};
+
+/* FLUSH (IBA 1.5 o9-...): what the peer guarantees when it answers, and over what. */
+enum blue_flush_type {
+	BLUE_FLUSH_GLOBAL = 1,		/* as rdma-core's IBV_FLUSH_GLOBAL */
+	BLUE_FLUSH_PERSISTENT = 2,	/* IBV_FLUSH_PERSISTENT */
+};
+
+enum blue_flush_level {
+	BLUE_FLUSH_RANGE = 0,		/* [remote_addr, remote_addr + length) */
+	BLUE_FLUSH_MR = 1,		/* the whole MR the rkey names */
 };
 
 enum blue_wr_opcode {
@@ -70,6 +93,11 @@ enum blue_wr_opcode {
 	BLUE_WR_RDMA_READ = 4,
 	BLUE_WR_ATOMIC_CMP_AND_SWP = 5,
 	BLUE_WR_ATOMIC_FETCH_AND_ADD = 6,
+	BLUE_WR_LOCAL_INV = 7,		/* invalidate wr.invalidate_rkey (a type 2 MW) */
+	BLUE_WR_BIND_MW = 8,		/* wr.bind_mw */
+	BLUE_WR_SEND_WITH_INV = 9,	/* SEND whose IETH invalidates the peer's invalidate_rkey */
+	BLUE_WR_FLUSH = 14,		/* wr.flush (rdma-core 45's IBV_WR_FLUSH) */
+	BLUE_WR_ATOMIC_WRITE = 15,	/* wr.rdma; the 8 bytes are the SGE list's (IBA 1.5) */
 };
 
 enum blue_send_flags {
@@ -84,6 +112,7 @@ enum blue_wc_status {
 	BLUE_WC_LOC_LEN_ERR = 1,
 	BLUE_WC_LOC_QP_OP_ERR = 2,
 	BLUE_WC_LOC_PROT_ERR = 4,
+	BLUE_WC_MW_BIND_ERR = 6,	/* a BIND_MW the rules of IBA 10.6.7 refuse */
 	BLUE_WC_WR_FLUSH_ERR = 5,
 	BLUE_WC_BAD_RESP_ERR = 7,
 	BLUE_WC_LOC_ACCESS_ERR = 8,
@@ -103,6 +132,10 @@ enum blue_wc_opcode {
 	BLUE_WC_RDMA_READ = 2,
 	BLUE_WC_COMP_SWAP = 3,
 	BLUE_WC_FETCH_ADD = 4,
+	BLUE_WC_BIND_MW = 5,
+	BLUE_WC_LOCAL_INV = 6,
+	BLUE_WC_FLUSH = 8,
+	BLUE_WC_ATOMIC_WRITE = 9,
 	BLUE_WC_RECV = 1 << 7,
 	BLUE_WC_RECV_RDMA_WITH_IMM = (1 << 7) + 1,
 };
@@ -111,6 +144,7 @@ enum blue_wc_opcode {
 enum blue_wc_flags {
 	BLUE_WC_GRH = 1,	/* the first 40 bytes of the buffer hold the GRH (UD) */
 	BLUE_WC_WITH_IMM = 2,
+	BLUE_WC_WITH_INV = 8,	/* a SEND with invalidate: invalidated_rkey is set */
 };
 
 /* The bytes a UD receive buffer starts with: the GRH, or for RoCEv2 over IPv4 20 zero
@@ -154,6 +188,7 @@ struct blue_device_attr {
 	int max_qp_rd_atom;
 	int max_qp_init_rd_atom;
 	int atomic_cap;		/* 1 = atomics are atomic within this HCA (IBV_ATOMIC_HCA) */
+	int max_mw;		/* memory windows, type 1 and 2 (2B) */
 	uint8_t phys_port_cnt;
 };
 
@@ -190,7 +225,7 @@ struct blue_qp_init_attr {
 	struct blue_cq *recv_cq;
 	struct blue_srq *srq;		/* receives come from it (NULL: the QP's own queue) */
 	struct blue_qp_cap cap;
-	enum blue_qp_type qp_type;	/* BLUE_QPT_RC or BLUE_QPT_UD */
+	enum blue_qp_type qp_type;	/* BLUE_QPT_RC, BLUE_QPT_UC or BLUE_QPT_UD */
 	int sq_sig_all;
 };
 
@@ -215,6 +250,21 @@ struct blue_qp_attr {
 	uint8_t rnr_retry;	/* 0..7, 7 = infinite */
 };
 
+/* What a memory window is bound to: a range of @mr with remote rights. */
+struct blue_mw_bind_info {
+	struct blue_mr *mr;		/* NULL (with length 0): unbind */
+	uint64_t addr;
+	uint64_t length;
+	unsigned int mw_access_flags;	/* BLUE_ACCESS_REMOTE_*, ZERO_BASED */
+};
+
+/* A type 1 bind (blue_bind_mw), as struct ibv_mw_bind. */
+struct blue_mw_bind {
+	uint64_t wr_id;
+	unsigned int send_flags;	/* BLUE_SEND_SIGNALED: a BLUE_WC_BIND_MW completion */
+	struct blue_mw_bind_info bind_info;
+};
+
 struct blue_sge {
 	uint64_t addr;
 	uint32_t length;
@@ -228,7 +278,10 @@ struct blue_send_wr {
 	int num_sge;
 	enum blue_wr_opcode opcode;
 	unsigned int send_flags;
-	uint32_t imm_data;	/* network byte order, as ibverbs */
+	union {
+		uint32_t imm_data;	/* network byte order, as ibverbs */
+		uint32_t invalidate_rkey; /* LOCAL_INV, SEND_WITH_INV: host order */
+	};
 	union {
 		struct {
 			uint64_t remote_addr;
@@ -249,6 +302,19 @@ struct blue_send_wr {
 			uint32_t remote_qpn;
 			uint32_t remote_qkey;
 		} ud;
+		/* BIND_MW: bind @mw (type 2) with the new key @rkey (ibv_inc_rkey's) */
+		struct {
+			struct blue_mw *mw;
+			uint32_t rkey;
+			struct blue_mw_bind_info bind_info;
+		} bind_mw;
+		struct {
+			uint64_t remote_addr;
+			uint32_t rkey;
+			uint32_t length;
+			uint8_t type;	/* enum blue_flush_type bits */
+			uint8_t level;	/* enum blue_flush_level */
+		} flush;
 	} wr;
 };
 
@@ -265,7 +331,10 @@ struct blue_wc {
 	enum blue_wc_opcode opcode;
 	uint32_t vendor_err;
 	uint32_t byte_len;
-	uint32_t imm_data;	/* network byte order */
+	union {
+		uint32_t imm_data;	/* network byte order */
+		uint32_t invalidated_rkey; /* BLUE_WC_WITH_INV: host order */
+	};
 	uint32_t qp_num;
 	uint32_t src_qp;	/* UD: the sender's QPN (DETH); RC: the peer's */
 	unsigned int wc_flags;	/* enum blue_wc_flags */
@@ -282,6 +351,14 @@ struct blue_mr {
 	uint32_t lkey;
 	uint32_t rkey;
 	unsigned int access;
+};
+
+/* A memory window. The fields are read-only for the application. */
+struct blue_mw {
+	struct blue_context *context;
+	struct blue_pd *pd;
+	uint32_t rkey;		/* the key a peer uses; its low 8 bits change with each bind */
+	enum blue_mw_type type;
 };
 
 /* ---- device ------------------------------------------------------------ */
@@ -328,7 +405,8 @@ int blue_query_port(struct blue_context *ctx, uint8_t port, struct blue_port_att
 
 /**
  * blue_query_gid() - the GID table, laid out as rxe lays it out: index 0 is the IPv6
- * link-local GID of the netdev, index 1 the IPv4-mapped RoCEv2 GID of its address.
+ * link-local GID of the netdev, index 1 the IPv4-mapped RoCEv2 GID of its address,
+ * 2 and on its global IPv6 addresses; the rest is empty and reads as zeros.
  * Return: 0, or EINVAL for an index past the table.
  */
 int blue_query_gid(struct blue_context *ctx, uint8_t port, int index, union blue_gid *gid);
@@ -386,6 +464,26 @@ void *blue_buf_alloc(size_t len, unsigned int *flags_out);
  * @len: the @len it was allocated with. NULL is a no-op.
  */
 void blue_buf_free(void *buf, size_t len);
+
+/* ---- memory windows ----------------------------------------------------- */
+
+/**
+ * blue_alloc_mw() - a memory window of @type in @pd, bound to nothing (every access
+ * through its rkey is NAKed until it is bound).
+ * Return: the window, or NULL with errno set (EINVAL: @type; ENOMEM: the key table).
+ */
+struct blue_mw *blue_alloc_mw(struct blue_pd *pd, enum blue_mw_type type);
+
+/** blue_dealloc_mw() - free a window; its rkey misses from now on. Return: 0 or errno. */
+int blue_dealloc_mw(struct blue_mw *mw);
+
+/**
+ * blue_bind_mw() - bind the type 1 window @mw through @qp's send queue (ibv_bind_mw):
+ * posts a BIND_MW work request with a new key, which becomes @mw->rkey.
+ * Return: 0, or errno (EINVAL: not type 1, a bad range or rights, the MR lacks
+ * BLUE_ACCESS_MW_BIND; ENOMEM: the send queue is full).
+ */
+int blue_bind_mw(struct blue_qp *qp, struct blue_mw *mw, const struct blue_mw_bind *bind);
 
 /* ---- completion queues --------------------------------------------------- */
 

@@ -117,7 +117,8 @@ struct blue_dev_engine {
 	__u64	rx_bad_qkey;	/* UD: dropped, the Q_Key is not the QP's */
 	__u64	rx_ud_no_wqe;	/* UD: dropped, no receive WQE posted */
 	__u64	tx_ud_too_long;	/* UD: sends over the MTU, completed unsent */
-	__u64	reserved[4];
+	__u64	rx_uc_dropped;	/* UC: requests dropped unanswered (gap, no WQE, access) */
+	__u64	reserved[3];
 };
 
 struct blue_dev_stats {

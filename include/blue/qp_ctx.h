@@ -12,7 +12,8 @@
 /*
  * Slots in the map. A QPN names its slot in its low bits, so the XDP program steers with
  * one array lookup and then checks that the slot's owner is that exact QPN. QPN 0 and 1
- * are the IB special QPs and are never allocated.
+ * are the IB special QPs: QPN 0 is never allocated; QPN 1 (the GSI, slot 1, generation
+ * 0) only by blue__create_gsi_qp, for the CM agent of one process per device.
  */
 #define BLUE_MAX_QP		4096u
 #define BLUE_QP_SLOT_MASK	(BLUE_MAX_QP - 1)
@@ -138,9 +139,18 @@ struct blue_qp_ctx {
 	__u64	cc_cuts;	/* rate or window decreases */
 	__u32	ud_bad_qkey;	/* UD: requests dropped for a Q_Key not the QP's */
 	__u32	ud_no_wqe;	/* UD: requests dropped with no receive WQE posted */
-	__u64	reserved[3];	/* room to grow without changing the size */
+	/* UC (runtime/resp_uc.c): requests dropped, never answered (IBA 9.7.5.1, 9.8.1) */
+	__u32	uc_drop_seq;	/* a PSN gap or an opcode out of sequence, and the rest of
+				 * the message they broke */
+	__u32	uc_no_wqe;	/* no receive WQE posted (UC has no RNR), or no CQ room */
+	__u32	uc_drop_access;	/* WRITEs the QP's rights or an R_Key refused */
+	__u32	uc_drop_len;	/* lengths that do not fit: packet, RETH, receive buffer */
+	/* the peer's IPv6 address when the QP talks RoCEv2 over IPv6 (peer_ip is 0 then);
+	 * all zeros over IPv4. For bluectl: the engine builds frames from its GIDs */
+	__u8	peer_ip6[16];
+	__u64	reserved[7];	/* room to grow without changing the size */
 };
 
-_Static_assert(sizeof(struct blue_qp_ctx) == 256, "blue_qp_ctx layout changed");
+_Static_assert(sizeof(struct blue_qp_ctx) == 320, "blue_qp_ctx layout changed");
 
 #endif /* BLUE_QP_CTX_H */

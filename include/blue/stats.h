@@ -11,15 +11,15 @@
 enum blue_stat_reason {
 	/* XDP_PASS: not ours, handed to the kernel untouched */
 	BLUE_STAT_PASS_NON_IP = 0,	/* ARP and other ethertypes */
-	BLUE_STAT_PASS_IPV6,		/* IPv6 (RoCEv2 over IPv6 is not served yet) */
+	BLUE_STAT_PASS_IPV6,		/* IPv6 with an extension header (RoCEv2 has none) */
 	BLUE_STAT_PASS_NON_UDP,		/* TCP, ICMP, ... */
 	BLUE_STAT_PASS_NON_ROCE,	/* UDP to a port other than 4791 */
 	/* XDP_REDIRECT: steered to the QP's AF_XDP socket */
 	BLUE_STAT_REDIRECT,
 	/* XDP_DROP: malformed or unwanted RoCEv2 */
 	BLUE_STAT_DROP_TRUNC_ETH,	/* shorter than an Ethernet (+VLAN) header */
-	BLUE_STAT_DROP_TRUNC_IP,	/* IPv4 header runs past the frame */
-	BLUE_STAT_DROP_BAD_IP_HDR,	/* IHL < 5 or IPv4 total length inconsistent */
+	BLUE_STAT_DROP_TRUNC_IP,	/* IPv4 (IPv6) header runs past the frame */
+	BLUE_STAT_DROP_BAD_IP_HDR,	/* IHL < 5, IPv4 total / IPv6 payload length inconsistent */
 	BLUE_STAT_DROP_IP_FRAGMENT,	/* MF set or fragment offset != 0 */
 	BLUE_STAT_DROP_TRUNC_UDP,	/* UDP header runs past the frame */
 	BLUE_STAT_DROP_BAD_UDP_LEN,	/* UDP length < 8 or beyond the IP payload */

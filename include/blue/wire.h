@@ -15,6 +15,7 @@
 #define BLUE_ETH_HLEN		14
 #define BLUE_VLAN_HLEN		4
 #define BLUE_IPV4_MIN_HLEN	20
+#define BLUE_IPV6_HLEN		40	/* RoCEv2 over IPv6 carries no extension header */
 #define BLUE_UDP_HLEN		8
 #define BLUE_ICRC_LEN		4
 #define BLUE_BTH_TVER		0	/* IBA 9.2: transport header version 0 */
@@ -88,6 +89,20 @@ struct blue_deth {
 	__be32	sqpn;		/* resv:8 | SrcQP:24 */
 } __attribute__((packed));
 
+/*
+ * FLUSH Extended Transport Header, 4 bytes (IBA 1.5, annex A19): the placement type
+ * (bits 3-0: enum blue_flush_type, GLOBAL 1 / PERSISTENT 2) and the selectivity level
+ * (bits 5-4: enum blue_flush_level, RANGE 0 / MR 1); the rest reserved. It comes
+ * between the BTH and the RETH, as rxe (rxe_opcode.c, IB_OPCODE_RC_FLUSH) places it.
+ */
+struct blue_feth {
+	__be32	bits;
+} __attribute__((packed));
+
+#define BLUE_FETH_PLT_MASK	0x0000000fu
+#define BLUE_FETH_SEL_MASK	0x00000030u
+#define BLUE_FETH_SEL_SHIFT	4
+
 _Static_assert(sizeof(struct blue_bth) == 12, "BTH is 12 bytes");
 _Static_assert(sizeof(struct blue_reth) == 16, "RETH is 16 bytes");
 _Static_assert(sizeof(struct blue_aeth) == 4, "AETH is 4 bytes");
@@ -96,6 +111,7 @@ _Static_assert(sizeof(struct blue_atmack) == 8, "AtomicAckETH is 8 bytes");
 _Static_assert(sizeof(struct blue_immdt) == 4, "ImmDt is 4 bytes");
 _Static_assert(sizeof(struct blue_ieth) == 4, "IETH is 4 bytes");
 _Static_assert(sizeof(struct blue_deth) == 8, "DETH is 8 bytes");
+_Static_assert(sizeof(struct blue_feth) == 4, "FETH is 4 bytes");
 
 /* AETH syndrome (IBA 9.7.5.1.1, table 42): top 3 bits select the kind. */
 #define BLUE_AETH_ACK		0x00	/* 000 + credit count */
@@ -154,6 +170,8 @@ enum blue_opcode {
 	BLUE_OP_RC_FETCH_ADD			= 0x14,
 	BLUE_OP_RC_SEND_LAST_INV		= 0x16,
 	BLUE_OP_RC_SEND_ONLY_INV		= 0x17,
+	BLUE_OP_RC_FLUSH			= 0x1c,	/* IBA 1.5: FETH, RETH */
+	BLUE_OP_RC_ATOMIC_WRITE			= 0x1d,	/* IBA 1.5: RETH, 8 bytes */
 	BLUE_OP_UC_SEND_FIRST			= 0x20,
 	BLUE_OP_UC_SEND_MIDDLE			= 0x21,
 	BLUE_OP_UC_SEND_LAST			= 0x22,
@@ -189,6 +207,7 @@ enum blue_op_flag {
 	BLUE_OPF_REQUEST	= 1u << 12,	/* requester -> responder */
 	BLUE_OPF_RESPONSE	= 1u << 13,	/* responder -> requester */
 	BLUE_OPF_CNP		= 1u << 14,
+	BLUE_OPF_FETH		= 1u << 15,
 };
 
 /*
@@ -225,6 +244,9 @@ static inline __u32 blue_opcode_flags(__u8 op)
 	case 0x13: case 0x14: return rq | BLUE_OPF_ONLY | BLUE_OPF_ATMETH;
 	case 0x16: return rq | pl | BLUE_OPF_LAST | BLUE_OPF_IETH;
 	case 0x17: return rq | pl | BLUE_OPF_ONLY | BLUE_OPF_IETH;
+	/* IBA 1.5: both are answered by a zero-length READ RESPONSE Only (rxe) */
+	case 0x1c: return rq | BLUE_OPF_ONLY | BLUE_OPF_FETH | BLUE_OPF_RETH;
+	case 0x1d: return rq | pl | BLUE_OPF_ONLY | BLUE_OPF_RETH;
 	case 0x64: return rq | pl | BLUE_OPF_ONLY | BLUE_OPF_DETH;
 	case 0x65: return rq | pl | BLUE_OPF_ONLY | BLUE_OPF_DETH | BLUE_OPF_IMMDT;
 	case 0x81: return BLUE_OPF_VALID | BLUE_OPF_CNP;
@@ -239,6 +261,8 @@ static inline __u32 blue_opcode_hdr_len(__u32 flags)
 
 	if (flags & BLUE_OPF_DETH)
 		len += sizeof(struct blue_deth);
+	if (flags & BLUE_OPF_FETH)
+		len += sizeof(struct blue_feth);
 	if (flags & BLUE_OPF_RETH)
 		len += sizeof(struct blue_reth);
 	if (flags & BLUE_OPF_ATMETH)

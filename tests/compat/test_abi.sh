@@ -3,7 +3,9 @@
 # against the INSTALLED Debian rdma-core originals of the same names: every version node
 # and every (symbol, version, default-or-not) that `nm -D --defined-only` shows for the
 # original must be in blue's ("name@@VER" is the default version a new link binds,
-# "name@VER" an old one that only binaries linked long ago import). Then three loaders
+# "name@VER" an old one that only binaries linked long ago import), and beyond Debian's
+# version nodes blue's export exactly their private node (ABI_EXTRA: libibverbs'
+# BLUE_PRIVATE_1.0, for our librdmacm's CM agent) and nothing else. Then three loaders
 # that bind versioned imports: pyverbs, UCX's IB module, libfabric's fi_info.
 # Run: B=build-<you> bash tests/lib/runner.sh tests/compat/test_abi.sh
 #
@@ -38,6 +40,37 @@ abi_check() {
 		fail "$name: blue's $ours lacks $(wc -l <<<"$missing") of $(readlink -f "$sys")'s symbols"
 	fi
 	echo "$name: all $n of $(readlink -f "$sys")'s version nodes and symbols are in blue's"
+	abi_extra_check "$name" "$sys" "$ours"
+}
+
+# What blue's libraries may export beyond Debian's, per library: its own private node
+# and the symbols in it (compat/libibverbs.map: BLUE_PRIVATE_1.0, what our librdmacm
+# needs of our libibverbs). Nothing else outside Debian's version nodes.
+declare -A ABI_EXTRA=(
+	[libibverbs.so.1]="node BLUE_PRIVATE_1.0
+blue_compat_create_gsi_qp@@BLUE_PRIVATE_1.0"
+)
+
+# abi_extra_check NAME SYS OURS: the version nodes and symbols at versions Debian's NAME
+# has not are exactly ABI_EXTRA[NAME] (a new symbol at one of Debian's own versions is
+# allowed: rdma-core newer than Debian's adds those)
+abi_extra_check() {
+	local name=$1 extra want
+	extra=$(comm -13 <(_abi_set "$2" | awk '$1 == "node" { print $2 }') \
+			 <(_abi_set "$3" | awk '$1 == "node" { print $2 }') |
+		while read -r node; do
+			echo "node $node"
+			_abi_set "$3" | grep -E "@@?${node//./\\.}$"
+		done | sort)
+	want=$(sort <<<"${ABI_EXTRA[$name]:-}" | sed '/^$/d')
+	if [ "$extra" != "$want" ]; then
+		echo "$name: beyond Debian's version nodes, blue's exports:"
+		sed 's/^/    /' <<<"${extra:-(nothing)}"
+		echo "  and may export exactly:"
+		sed 's/^/    /' <<<"${want:-(nothing)}"
+		fail "$name: blue's private ABI is not what test_abi.sh allows"
+	fi
+	[ -z "$want" ] || echo "$name: beyond Debian's, exactly its private node: $(tr '\n' ' ' <<<"$want")"
 }
 
 test_abi_libibverbs() { abi_check libibverbs.so.1; }
@@ -63,11 +96,14 @@ def at(dll, name, ver, restype, *argtypes):
     assert addr, "%s@%s is not defined" % (name, ver)
     return ctypes.CFUNCTYPE(restype, *argtypes, use_errno=True)(addr)
 
-def fails(what, f, want, *args):
+def fails_with(err, what, f, want, *args):
     ctypes.set_errno(0)
     got = f(*args)
     assert got == want, "%s returned %r, want %r" % (what, got, want)
-    assert ctypes.get_errno() == errno.EOPNOTSUPP, "%s: errno %d" % (what, ctypes.get_errno())
+    assert ctypes.get_errno() == err, "%s: errno %d" % (what, ctypes.get_errno())
+
+def fails(what, f, want, *args):
+    fails_with(errno.EOPNOTSUPP, what, f, want, *args)
 
 ibv = ctypes.CDLL(lib + "/libibverbs.so.1")
 n = ctypes.c_int(7)
@@ -79,18 +115,23 @@ fails("ibv_open_device@IBVERBS_1.0",
       at(ibv, "ibv_open_device", "IBVERBS_1.0", ctypes.c_void_p, ctypes.c_void_p), None, None)
 fails("ibv_cmd_alloc_pd", at(ibv, "ibv_cmd_alloc_pd", "IBVERBS_PRIVATE_34", ctypes.c_int),
       errno.EOPNOTSUPP)
+# imports work within the process (compat/import.c); an open fd that is no blue
+# context's command fd (stdin here) is refused so
 fails("ibv_import_device", at(ibv, "ibv_import_device", "IBVERBS_1.10", ctypes.c_void_p,
-      ctypes.c_int), None, 3)
+      ctypes.c_int), None, 0)
 rate = at(ibv, "ibv_rate_to_mbps", "IBVERBS_1.1", ctypes.c_int, ctypes.c_int)
 mbps = at(ibv, "mbps_to_ibv_rate", "IBVERBS_1.1", ctypes.c_int, ctypes.c_int)
 assert rate(11) == 14062 and rate(2) == 2500 and rate(0) == 0, "ibv_rate_to_mbps"
 assert mbps(25781) == 15 and mbps(1234) == 0, "mbps_to_ibv_rate"
 
 cm = ctypes.CDLL(lib + "/librdmacm.so.1")
-fails("rdma_get_devices", at(cm, "rdma_get_devices", "RDMACM_1.0", ctypes.c_void_p,
-      ctypes.POINTER(ctypes.c_int)), None, ctypes.byref(n))
-fails("rdma_establish", at(cm, "rdma_establish", "RDMACM_1.2", ctypes.c_int,
-      ctypes.c_void_p), -1, None)
+# librdmacm is real (compat/rdmacm/): no device here (ENODEV, as rdma-core's answers
+# without one), a NULL id refused (EINVAL); rsocket is still a stand-in
+fails_with(errno.ENODEV, "rdma_get_devices", at(cm, "rdma_get_devices", "RDMACM_1.0",
+           ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)), None, ctypes.byref(n))
+assert n.value == 0, "rdma_get_devices count %d" % n.value
+fails_with(errno.EINVAL, "rdma_establish", at(cm, "rdma_establish", "RDMACM_1.2",
+           ctypes.c_int, ctypes.c_void_p), -1, None)
 fails("rsocket", at(cm, "rsocket", "RDMACM_1.0", ctypes.c_int, ctypes.c_int, ctypes.c_int,
       ctypes.c_int), -1, 2, 1, 0)
 

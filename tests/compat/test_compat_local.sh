@@ -16,6 +16,8 @@
 #   test_write_bw test_write_lat test_read_bw test_read_lat
 #   test_send_bw test_send_lat test_atomic_bw test_atomic_lat
 #   test_ud_pingpong_1000 test_ud_pingpong_64 test_send_bw_ud test_send_lat_ud
+#   test_uc_pingpong_4096 test_uc_pingpong_64 test_write_bw_uc test_send_bw_uc
+#   test_write_lat_uc test_send_lat_uc
 # shellcheck source=tests/lib/netns.sh
 source tests/lib/netns.sh
 # shellcheck source=tests/lib/compat.sh
@@ -27,7 +29,9 @@ BLUECTL=$PWD/$B/bin/bluectl
 CL_LIB=$PWD/$B/compat
 CL_IP_A=10.201.94.1	# server
 CL_IP_B=10.201.94.2	# client
-CL_TOOLS=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong ib_write_bw ib_write_lat
+CL_IP6_A=fd00:b10e:94::1	# server, RoCEv2 over IPv6 (GID 2)
+CL_IP6_B=fd00:b10e:94::2	# client
+CL_TOOLS=(ibv_devices ibv_devinfo ibv_rc_pingpong ibv_ud_pingpong ibv_uc_pingpong ib_write_bw ib_write_lat
 	  ib_read_bw ib_read_lat ib_send_bw ib_send_lat ib_atomic_bw ib_atomic_lat
 	  ibv_srq_pingpong ibv_asyncwatch)
 
@@ -117,7 +121,7 @@ test_imports() {
 }
 
 # The provider stubs answer "not supported" cleanly: NULL or -1 with errno EOPNOTSUPP, and
-# rdma_event_str() a name (perftest prints it). Called through ctypes, no build needed.
+# rdma_event_str() a name (perftest prints it); librdmacm refuses a NULL id with EINVAL. Called through ctypes, no build needed.
 test_stubs() {
 	cl_need
 	"${COMPAT_ENV[@]}" /usr/bin/python3 - "$CL_LIB" <<'PY' || fail "a stub misbehaved"
@@ -128,13 +132,10 @@ cm.rdma_event_str.restype = ctypes.c_char_p
 assert cm.rdma_event_str(0) == b"RDMA_CM_EVENT_ADDR_RESOLVED", cm.rdma_event_str(0)
 assert cm.rdma_event_str(9) == b"RDMA_CM_EVENT_ESTABLISHED"
 assert cm.rdma_event_str(99) == b"UNKNOWN EVENT"
-cm.rdma_create_event_channel.restype = ctypes.c_void_p
+# librdmacm is real now (tests/compat/test_rdmacm.sh): bad arguments fail with EINVAL
 ctypes.set_errno(0)
-assert cm.rdma_create_event_channel() is None
-assert ctypes.get_errno() == errno.EOPNOTSUPP, ctypes.get_errno()
-ctypes.set_errno(0)
-assert cm.rdma_create_id(None, None, None, 0) == -1
-assert ctypes.get_errno() == errno.EOPNOTSUPP
+assert cm.rdma_create_id(None, None, None, 0x0106) == -1
+assert ctypes.get_errno() == errno.EINVAL, ctypes.get_errno()
 mlx5 = ctypes.CDLL(lib + "/libmlx5.so.1", use_errno=True)
 mlx5.mlx5dv_open_device.restype = ctypes.c_void_p
 ctypes.set_errno(0)
@@ -247,6 +248,53 @@ pp() {
 	compat_passed "$(compat_pingpong_figure "$CL_CLI")"
 }
 
+# RoCEv2 over IPv6: the netdev's IPv6 address is GID 2 at both ends (tests/lib/netns.sh
+# netns_ipv6). The tools' out-of-band TCP exchange stays on IPv4: their servers listen
+# on the first address getaddrinfo gives, 0.0.0.0. The GIDs carry the IPv6 addresses,
+# and the peer's MAC comes from the kernel's neighbour discovery (no static entry).
+test_rc_pingpong_ipv6() {
+	cl_setup
+	netns_ipv6 "$CL_IP6_A" "$CL_IP6_B"
+	compat_record_at_exit "ibv_rc_pingpong -g 2 (IPv6)" both blue
+	cl_run ibv_rc_pingpong 18578 -d "$IF_A" -g 2 -p 18578 -s 4096 -n 200 -- \
+		-d "$IF_B" -g 2 -p 18578 -s 4096 -n 200 "$CL_IP_A"
+	compat_pingpong_check "$CL_SRV" 200 4096 || fail "server summary"
+	compat_pingpong_check "$CL_CLI" 200 4096 || fail "client summary"
+	grep -qE "remote address: .*GID ${CL_IP6_A}$" "$CL_CLI" ||
+		fail "the client's remote address is not the server's IPv6 GID"
+	! grep -q "invalid data" "$CL_SRV" "$CL_CLI" || fail "rc_pingpong found invalid data"
+	compat_passed "$(compat_pingpong_figure "$CL_CLI")"
+}
+
+# UD over IPv6: each datagram lands behind its GRH, the IPv6 header (unit ip6/* checks
+# its bytes); ud_pingpong's AHs use GID 2.
+test_ud_pingpong_ipv6() {
+	cl_setup
+	netns_ipv6 "$CL_IP6_A" "$CL_IP6_B"
+	compat_record_at_exit "ibv_ud_pingpong -g 2 (IPv6)" both blue
+	cl_run ibv_ud_pingpong 18577 -d "$IF_A" -g 2 -p 18577 -s 1000 -n 200 -- \
+		-d "$IF_B" -g 2 -p 18577 -s 1000 -n 200 "$CL_IP_A"
+	compat_pingpong_check "$CL_SRV" 200 1000 || fail "server summary"
+	compat_pingpong_check "$CL_CLI" 200 1000 || fail "client summary"
+	grep -qE "remote address: .*GID ${CL_IP6_A}$" "$CL_CLI" ||
+		fail "the client's remote address is not the server's IPv6 GID"
+	compat_passed "$(compat_pingpong_figure "$CL_CLI")"
+}
+
+test_write_bw_ipv6() {
+	cl_setup
+	netns_ipv6 "$CL_IP6_A" "$CL_IP6_B"
+	compat_record_at_exit "ib_write_bw -x 2 (IPv6)" both blue
+	cl_run ib_write_bw 18579 -d "$IF_A" -x 2 --ipv6 -p 18579 -n 500 -s 16384 --report_gbits -- \
+		-d "$IF_B" -x 2 --ipv6 -p 18579 -n 500 -s 16384 --report_gbits "$CL_IP_A"
+	compat_perftest_check "$CL_CLI" 500 || fail "ib_write_bw: the client's report"
+	compat_perftest_check "$CL_SRV" 500 || fail "ib_write_bw: the server's report"
+	# perftest prints a GID as 16 decimal bytes: fd00:b10e:94::1
+	grep -q "GID: 253:00:177:14:00:148:00:00:00:00:00:00:00:00:00:01" "$CL_CLI" ||
+		fail "ib_write_bw: the remote GID is not $CL_IP6_A"
+	compat_passed "$(compat_perftest_figure "$CL_CLI")"
+}
+
 test_rc_pingpong_64() { pp 64 200 18581; }
 test_rc_pingpong_8192() { pp 8192 200 18582; }
 test_rc_pingpong_events() { pp 4096 100 18583 -e; }	# completion channel mode
@@ -271,6 +319,24 @@ ud_pp() {
 
 test_ud_pingpong_1000() { ud_pp 1000 200 18586; }
 test_ud_pingpong_64() { ud_pp 64 200 18587; }
+
+# uc_pp SIZE ITERS PORT: ibv_uc_pingpong with the IPv4 GID (-g 1) both ways: UC QPs (no
+# ACKs: each SEND completes as it leaves), several packets per message above 1024 bytes.
+uc_pp() {
+	local size=$1 iters=$2 port=$3; shift 3
+	cl_setup
+	compat_record_at_exit "ibv_uc_pingpong -s $size" both blue
+	cl_run ibv_uc_pingpong "$port" -d "$IF_A" -g 1 -p "$port" -s "$size" -n "$iters" -- \
+		-d "$IF_B" -g 1 -p "$port" -s "$size" -n "$iters" "$CL_IP_A"
+	compat_pingpong_check "$CL_SRV" "$iters" "$size" || fail "server summary"
+	compat_pingpong_check "$CL_CLI" "$iters" "$size" || fail "client summary"
+	grep -qE "remote address: +LID 0x0000, QPN 0x[0-9a-f]{6}, PSN 0x[0-9a-f]{6}, GID ::ffff:${CL_IP_A//./\\.}$" \
+		"$CL_CLI" || fail "the client's remote address is not the server's IPv4 GID"
+	compat_passed "$(compat_pingpong_figure "$CL_CLI")"
+}
+
+test_uc_pingpong_4096() { uc_pp 4096 200 18603; }
+test_uc_pingpong_64() { uc_pp 64 200 18604; }
 
 # What blue lacks makes rc_pingpong give up at once, saying so, not crash or hang:
 # completion timestamps (-t), on-demand paging (-o), device memory (-j).
@@ -336,7 +402,8 @@ test_asyncwatch_port() {
 # perf TOOL ITERS PORT [FLAGS]: perftest's server in A, client in B, GID index 1.
 perf() {
 	local tool=$1 iters=$2 port=$3 label=$1; shift 3
-	[[ " $* " == *" -c UD "* ]] && label="$tool -c UD"	# as the rxe rows name it
+	# as the rxe rows name them
+	[[ " $* " =~ \ -c\ (UD|UC)\  ]] && label="$tool -c ${BASH_REMATCH[1]}"
 	cl_setup
 	compat_record_at_exit "$label" both blue
 	cl_run "$tool" "$port" -d "$IF_A" -x 1 -p "$port" -n "$iters" "$@" -- \
@@ -362,5 +429,13 @@ test_send_lat() { perf ib_send_lat 200 18596; }
 # UD (-c UD): one message per MTU at most, address handles, the GRH in each receive
 test_send_bw_ud() { perf ib_send_bw 500 18599 -c UD -s 1024 --report_gbits; }
 test_send_lat_ud() { perf ib_send_lat 200 18600 -c UD -s 1024; }
+# UC (-c UC): WRITE and SEND with no ACKs, messages of several packets. Nothing slows a
+# UC sender down, and ib_send_bw's server waits for every SEND it counts: so the run
+# fits what the server's AF_XDP RX ring holds (2048 frames; 300 x 4 packets) even when
+# the server is not scheduled while the client sends (a lost WRITE only costs bytes).
+test_write_bw_uc() { perf ib_write_bw 500 18605 -c UC -s 16384 --report_gbits; }
+test_send_bw_uc() { perf ib_send_bw 300 18606 -c UC -s 4096 --report_gbits; }
+test_write_lat_uc() { perf ib_write_lat 200 18607 -c UC -s 4096; }
+test_send_lat_uc() { perf ib_send_lat 200 18608 -c UC -s 4096; }
 test_atomic_bw() { perf ib_atomic_bw 500 18597 --report_gbits; }
 test_atomic_lat() { perf ib_atomic_lat 200 18598; }

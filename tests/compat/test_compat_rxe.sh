@@ -51,6 +51,10 @@ CM_BUDGET=420
 # the step's verdict: rc (test_compat_rxe_matrix), ud (test_compat_rxe_ud), srq
 # (test_compat_rxe_srq). A UD message is at most the path MTU (1024 on both sides), and
 # ibv_ud_pingpong refuses a larger -s; ibv_srq_pingpong keeps its 16 RC QPs on one SRQ.
+# Issue 15: uc (test_compat_rxe_uc: ibv_uc_pingpong, ib_write_bw -c UC), mw
+# (test_compat_rxe_mw: tests/interop/mw_probe.c; blue as the server is the window side, as
+# the client the writer), ip6 (test_compat_rxe_ip6: RC over both sides' IPv6 GIDs; the
+# TCP exchange stays on IPv4).
 CM_STEPS=()
 for _t in "rc rc_pingpong ibv_rc_pingpong 100 -s 4096" \
 	"rc write_bw ib_write_bw 200 -s 4096 --report_gbits" "rc write_lat ib_write_lat 100" \
@@ -61,7 +65,12 @@ for _t in "rc rc_pingpong ibv_rc_pingpong 100 -s 4096" \
 	"ud send_bw_ud ib_send_bw 200 -c UD -s 1024 --report_gbits" \
 	"ud send_lat_ud ib_send_lat 100 -c UD" \
 	"ud ud_probe ud_probe 1" \
-	"srq srq_pingpong ibv_srq_pingpong 100 -s 4096"; do
+	"srq srq_pingpong ibv_srq_pingpong 100 -s 4096" \
+	"uc uc_pingpong ibv_uc_pingpong 100 -s 4096" \
+	"uc write_bw_uc ib_write_bw 200 -c UC -s 4096 --report_gbits" \
+	"mw mw_probe mw_probe 1" \
+	"ip6 rc_pingpong6 ibv_rc_pingpong 100 -s 4096" \
+	"ip6 write_bw6 ib_write_bw 200 -s 4096 --report_gbits"; do
 	read -r _g _name _tool _n _x <<<"$_t"
 	CM_STEPS+=("$_name-bcli $_g $_tool client $_n $_x" "$_name-bsrv $_g $_tool server $_n $_x")
 done
@@ -78,6 +87,14 @@ _cm_group_missing() {
 	case $1 in
 	ud) sym=blue_create_ah ;;
 	srq) sym=blue_create_srq ;;
+	uc | mw | ip6)
+		# asked of blue's device itself by _cm_blue_caps, once blue is up
+		if [ -f "$CM_KEEP/caps" ]; then
+			awk -v g="$1" '$1 == g { sub(/^[^ ]+ /, ""); print; exit }' "$CM_KEEP/caps"
+		else
+			echo "blue's device was not probed for ${1^^} (test_compat_rxe_matrix did not get that far)"
+		fi
+		return 0 ;;
 	*) return 0 ;;
 	esac
 	# nm names a versioned symbol NAME@@VERSION
@@ -85,16 +102,44 @@ _cm_group_missing() {
 		echo "$so exports no $sym: libblue has no ${1^^} yet"
 }
 
-# _cm_host_bin TOOL: the program blue's side runs (ud_probe is ours, built with the image)
+# _cm_host_bin TOOL: the program blue's side runs (the probes are ours, built with the image)
 _cm_host_bin() {
-	if [ "$1" = ud_probe ]; then echo "$RXE_OUT/ud_probe"; else echo "$1"; fi
+	case $1 in
+	ud_probe | mw_probe) echo "$RXE_OUT/$1" ;;
+	*) echo "$1" ;;
+	esac
 }
 
-# _cm_row_tool TOOL EXTRA: the tool column of the results table (the transport when not RC)
+# _cm_row_tool TOOL EXTRA [GROUP]: the tool column of the results table (the transport
+# when not RC, the network when IPv6)
 _cm_row_tool() {
+	local t=$1
 	case " $2 " in
-	*" -c UD "*) echo "$1 -c UD" ;;
-	*) echo "$1" ;;
+	*" -c UD "*) t="$1 -c UD" ;;
+	*" -c UC "*) t="$1 -c UC" ;;
+	esac
+	[ "${3:-}" != ip6 ] || t="$t (IPv6 GIDs)"
+	echo "$t"
+}
+
+# _cm_gidx blue|guest GROUP: the GID index a step of GROUP uses on that side (the IPv6
+# GID for ip6, the IPv4-mapped one otherwise)
+_cm_gidx() {
+	case $1:$2 in
+	blue:ip6) echo "$CM_BLUE_GIDX6" ;;
+	blue:*) echo "$CM_BLUE_GIDX" ;;
+	guest:ip6) echo "$CM_GUEST_GIDX6" ;;
+	*) echo "$CM_GUEST_GIDX" ;;
+	esac
+}
+
+# _cm_peer_addr blue|guest GROUP: the address that side's GID carries in GROUP's steps
+_cm_peer_addr() {
+	case $1:$2 in
+	blue:ip6) echo "$RXE_BLUE_IP6" ;;
+	blue:*) echo "$RXE_BLUE_IP" ;;
+	guest:ip6) echo "$RXE_GUEST_IP6" ;;
+	*) echo "$RXE_GUEST_IP" ;;
 	esac
 }
 
@@ -103,7 +148,7 @@ _cm_args() {
 	case $1 in
 	ibv_*_pingpong)
 		echo "-d $5 -g $4 -n $2 -p $3 $6" ;;
-	ud_probe)
+	ud_probe | mw_probe)
 		echo "-d $5 -g $4 -p $3" ;;
 	*)
 		# -F: no CPU-frequency check (TCG and shared hosts fail it, and it aborts
@@ -125,10 +170,14 @@ _cm_guest_script() {
 	for st in "${CM_STEPS[@]}"; do
 		read -r name group tool brole n x <<<"$st"
 		port=$((port + 1))
+		# rxe to itself first: the reference the probe steps are compared with. The
+		# memory-window one runs even when blue cannot (test_compat_rxe_mw checks the
+		# probe on it then)
+		[ "$name" = mw_probe-bcli ] && echo "pref mw_ref mw_probe $((CM_PORT0 + 101)) $RXE_GUEST_IP"
+		[ "$name" = rc_pingpong6-bcli ] && _cm_ip6_ref_guest
 		[ -z "$(_cm_group_missing "$group")" ] || continue
-		# rxe to itself first: the reference the ud_probe steps are compared with
-		[ "$name" = ud_probe-bcli ] && echo "pref $((CM_PORT0 + 100)) $RXE_GUEST_IP"
-		args=$(_cm_args "$tool" "$n" "$port" "$CM_GUEST_GIDX" rxe0 "$x")
+		[ "$name" = ud_probe-bcli ] && echo "pref ud_ref ud_probe $((CM_PORT0 + 100)) $RXE_GUEST_IP"
+		args=$(_cm_args "$tool" "$n" "$port" "$(_cm_gidx guest "$group")" rxe0 "$x")
 		if [ "$brole" = client ]; then
 			echo "s $name server $tool $args"
 		else
@@ -139,25 +188,50 @@ _cm_guest_script() {
 	echo 'exit $f'
 }
 
-# _cm_guest_probe_ref_fn: the guest's function `pref PORT IP`: ud_probe between rxe0 and
-# itself, a server in the background and a client (retried while its connect is refused),
-# between "BLUE-STEP BEGIN/END ud_ref" markers; the client's report after "--- ref
-# client", the server's after "--- ref server"
+# _cm_ip6_ref_guest: the guest's lines of the ip6_ref step: rxe's RoCEv2-over-IPv6 frames
+# for the wire check (test_compat_rxe_rc_ip6), with or without blue's IPv6. rxe's
+# ibv_rc_pingpong connects to a stand-in on blue's side (pp_exch.py --serve, no verbs) and
+# sends its first SEND to blue's IPv6 GID, where nothing answers: it retries and fails,
+# which is expected (its status is not the step's verdict; f stays as it is)
+_cm_ip6_ref_guest() {
+	# shellcheck disable=SC2016 # $? is the guest's
+	# rxe resends for as long as it runs (~10 frames a second): 4 s of it, one packet each
+	echo "echo 'BLUE-STEP BEGIN ip6_ref'; i=0; while :; do timeout 4 ibv_rc_pingpong -d rxe0" \
+		"-g $CM_GUEST_GIDX6 -n 1 -s 1024 -p $((CM_PORT0 + 102)) $RXE_BLUE_IP >/tmp/o 2>&1; c=\$?;" \
+		"[ \$c != 0 ] && [ \$i -lt $CM_TRIES ] && grep -q 't connect to' /tmp/o || break;" \
+		"i=\$((i + 1)); sleep 0.1; done; cat /tmp/o; echo \"BLUE-STEP END ip6_ref rc=\$c tries=\$i\""
+}
+
+# _cm_ip6_ref_host: blue's side of ip6_ref (the stand-in), its log in $CM_KEEP/ip6_ref.blue
+_cm_ip6_ref_host() {
+	local ref_pid
+	rxe_step_wait ip6_ref BEGIN 60 || { echo "ip6_ref: the guest never began it"; return 0; }
+	rxe_bg "$RXE_NS_BLUE" ref_pid timeout "$((CM_RUN_T + 10))" python3 "$RXE_ROOT/tests/interop/pp_exch.py" \
+		--serve --port "$((CM_PORT0 + 102))" --timeout "$CM_RUN_T" - "$RXE_BLUE_IP6" >"$CM_KEEP/ip6_ref.blue" 2>&1
+	wait "$ref_pid" || echo "ip6_ref: the stand-in exited $? (see $CM_KEEP/ip6_ref.blue)"
+	rxe_step_wait ip6_ref END "$((CM_RUN_T + 20))" || echo "ip6_ref: the guest never ended it"
+	rxe_step_log ip6_ref >"$CM_KEEP/ip6_ref.guest"
+}
+
+# _cm_guest_probe_ref_fn: the guest's function `pref NAME PROBE PORT IP`: PROBE between
+# rxe0 and itself, a server in the background and a client (retried while its connect is
+# refused), between "BLUE-STEP BEGIN/END NAME" markers; the client's report after "---
+# ref client", the server's after "--- ref server"
 _cm_guest_probe_ref_fn() {
 	cat <<EOF
 pref() {
-echo "BLUE-STEP BEGIN ud_ref"
-timeout $CM_RUN_T ud_probe -d rxe0 -g $CM_GUEST_GIDX -p \$1 >/tmp/ps 2>&1 & sp=\$!
+echo "BLUE-STEP BEGIN \$1"
+timeout $CM_RUN_T \$2 -d rxe0 -g $CM_GUEST_GIDX -p \$3 >/tmp/ps 2>&1 & sp=\$!
 n=0
 while :; do
-timeout $CM_RUN_T ud_probe -d rxe0 -g $CM_GUEST_GIDX -p \$1 \$2 >/tmp/pc 2>&1; c=\$?
+timeout $CM_RUN_T \$2 -d rxe0 -g $CM_GUEST_GIDX -p \$3 \$4 >/tmp/pc 2>&1; c=\$?
 [ \$c != 0 ] && [ \$n -lt $CM_TRIES ] && grep -q "t connect to" /tmp/pc || break
 n=\$((n + 1)); sleep 0.1
 done
 wait \$sp; d=\$?
 echo "--- ref client rc=\$c"; cat /tmp/pc; echo "--- ref server rc=\$d"; cat /tmp/ps
 [ \$c = 0 ] && [ \$d = 0 ]; c=\$?
-echo "BLUE-STEP END ud_ref rc=\$c tries=\$n"; [ \$c = 0 ] || f=1
+echo "BLUE-STEP END \$1 rc=\$c tries=\$n"; [ \$c = 0 ] || f=1
 }
 EOF
 }
@@ -192,6 +266,30 @@ _cm_blue_dev() {
 			s = $0; sub(/^.*GID\[ */, "", s); sub(/\].*/, "", s); print s; exit }' "$out")
 	[ -n "$CM_BLUE_GIDX" ] || { cat "$out"; fail "$CM_BLUE_DEV: no GID ::ffff:$RXE_BLUE_IP"; }
 	echo "blue: device $CM_BLUE_DEV, GID index $CM_BLUE_GIDX (::ffff:$RXE_BLUE_IP)"
+	# ibv_devinfo prints a RoCE v2 GID with inet_ntop and a RoCE v1 one as eight groups
+	# of four hex digits: either form is the address
+	CM_BLUE_GIDX6=$(awk -v d="$CM_BLUE_DEV" -v ip="$RXE_BLUE_IP6," -v full="$(_cm_ip6_full "$RXE_BLUE_IP6")," '
+		/^hca_id:/ { in_dev = ($2 == d) }
+		in_dev && $1 ~ /^GID\[/ {
+			for (i = 2; i <= NF; i++) if ($i == ip || $i == full) {
+				s = $0; sub(/^.*GID\[ */, "", s); sub(/\].*/, "", s); print s; exit } }' "$out")
+	echo "blue: IPv6 GID index ${CM_BLUE_GIDX6:-none} ($RXE_BLUE_IP6)"
+}
+
+# _cm_blue_caps: what blue's device can do of issue 15's groups, asked of the built
+# library (mw_probe -C creates a UC QP / allocates a type 2 window; ibv_devinfo lists the
+# IPv6 GID), into $CM_KEEP/caps: one "GROUP why-not" line per group it cannot run
+_cm_blue_caps() {
+	local caps=$CM_KEEP/caps what out
+	: >"$caps"
+	for what in uc mw; do
+		# its own last line says why (libblue's notice before it says the same)
+		out=$(rxe_blue "${COMPAT_ENV[@]}" timeout 20 "$RXE_OUT/mw_probe" -d "$CM_BLUE_DEV" -C $what 2>&1) ||
+			echo "$what $(tail -1 <<<"$out" | tr '|' '/')" >>"$caps"
+	done
+	[ -n "$CM_BLUE_GIDX6" ] ||
+		echo "ip6 $CM_BLUE_DEV lists no GID for $RXE_BLUE_IP6 (ibv_devinfo -v): blue has no IPv6 GIDs yet" >>"$caps"
+	echo "blue's capabilities for uc, mw, ip6: $( [ -s "$caps" ] && tr '\n' ';' <"$caps" || echo all present)"
 }
 
 # _cm_guest_gidx: the guest's RoCEv2 GID for its IPv4 address, from the GID table the
@@ -204,13 +302,23 @@ _cm_guest_gidx() {
 		$4 == "v2" && $5 ~ h"$" { print $2; exit }'
 }
 
-# _cm_run_step NAME TOOL BLUE_ROLE N EXTRA PORT: blue's side of one step; the guest's
-# output (between its markers) goes to $CM_KEEP/NAME.guest, blue's to NAME.blue, blue's
-# exit status to CM_BRC
+# _cm_ip6_full ADDR: the IPv6 address as sysfs and ibv_devinfo print GIDs (fd00:00c9:...)
+_cm_ip6_full() {
+	python3 -c 'import ipaddress, sys; print(ipaddress.ip_address(sys.argv[1]).exploded)' "$1"
+}
+
+# _cm_guest_gidx6: the guest's RoCEv2 GID for its IPv6 address, from the same table
+_cm_guest_gidx6() {
+	tr -d '\r' <"$RXE_LOG" | awk -v h="$(_cm_ip6_full "$RXE_GUEST_IP6")" '$1 == "gid" && $3 == "RoCE" && $4 == "v2" && $5 == h { print $2; exit }'
+}
+
+# _cm_run_step NAME TOOL BLUE_ROLE N EXTRA PORT GROUP: blue's side of one step; the
+# guest's output (between its markers) goes to $CM_KEEP/NAME.guest, blue's to NAME.blue,
+# blue's exit status to CM_BRC
 _cm_run_step() {
-	local name=$1 tool=$2 brole=$3 n=$4 x=$5 port=$6
+	local name=$1 tool=$2 brole=$3 n=$4 x=$5 port=$6 group=$7
 	local b=$CM_KEEP/$name.blue args bpid i brc t0
-	args=$(_cm_args "$tool" "$n" "$port" "$CM_BLUE_GIDX" "$CM_BLUE_DEV" "$x")
+	args=$(_cm_args "$tool" "$n" "$port" "$(_cm_gidx blue "$group")" "$CM_BLUE_DEV" "$x")
 	CM_BRC=255
 	rxe_step_wait "$name" BEGIN 60 || { echo "$name: the guest never began it"; return 0; }
 	t0=$(date +%s.%N)
@@ -238,17 +346,20 @@ _cm_run_step() {
 	CM_BRC=$brc
 }
 
-# _cm_remote_gid LOG TOOL IP: LOG shows IP's IPv4-mapped GID as the remote GID:
-# the pingpongs (rc, ud, srq) "  remote address: LID ..., GID ::ffff:A.B.C.D"; perftest a
-# " GID:" line of 16 decimal bytes (%02d) after " remote address:"
+# _cm_remote_gid LOG TOOL IP: LOG shows IP's GID as the remote GID (IPv4-mapped for an
+# IPv4 address): the pingpongs (rc, ud, srq, uc) "  remote address: LID ..., GID
+# ::ffff:A.B.C.D" (or the IPv6 address, both as inet_ntop writes them); perftest a " GID:"
+# line of 16 decimal bytes (%02d) after " remote address:"
 _cm_remote_gid() {
-	local log=$1 tool=$2 ip=$3
-	# shellcheck disable=SC2086 # ${ip//./ }: the four octets as four words
+	local log=$1 tool=$2 ip=$3 gid bytes
+	if [[ $ip == *:* ]]; then gid=$ip; else gid=::ffff:$ip; fi
 	if [[ $tool == ibv_*_pingpong ]]; then
-		tr -d '\r' <"$log" | grep -qE "^  remote address: .*, GID ::ffff:${ip//./\\.}\$"
+		tr -d '\r' <"$log" | awk -v g=", GID $gid" 'index($0, "  remote address: ") == 1 &&
+			substr($0, length($0) - length(g) + 1) == g { f = 1 } END { exit !f }'
 	else
+		bytes=$(python3 -c 'import ipaddress, sys; print(":".join("%02d" % b for b in ipaddress.ip_address(sys.argv[1]).packed))' "$gid")
 		# perftest prints each byte as %02d
-		tr -d '\r' <"$log" | awk -v want="00:00:00:00:00:00:00:00:00:00:255:255:$(printf '%02d:%02d:%02d:%02d' ${ip//./ })" '
+		tr -d '\r' <"$log" | awk -v want="$bytes" '
 			/^ remote address:/ { r = 1; next }
 			r && /^ GID:/ { ok = ($2 == want); exit }
 			END { exit !ok }'
@@ -264,12 +375,12 @@ _cm_first_error() {
 	echo "${l:-no error message}" | tr '|' '/'
 }
 
-# _cm_check_step NAME TOOL BLUE_ROLE N EXTRA BLUE_RC: the verdict of one step, in a
+# _cm_check_step NAME TOOL BLUE_ROLE N EXTRA BLUE_RC GROUP: the verdict of one step, in a
 # subshell under `||` (set -e is off there: every check fails explicitly). Prints the
 # client's figure on its last line as "figure: ...".
 _cm_check_step() {
-	local name=$1 tool=$2 brole=$3 n=$4 x=$5 brc=$6
-	local g=$CM_KEEP/$name.guest b=$CM_KEEP/$name.blue grc cli srv size
+	local name=$1 tool=$2 brole=$3 n=$4 x=$5 brc=$6 group=$7
+	local g=$CM_KEEP/$name.guest b=$CM_KEEP/$name.blue grc cli srv size gpeer bpeer
 	echo "--- $name: guest $tool ($([ "$brole" = client ] && echo server || echo client)):"
 	cat "$g"
 	echo "--- $name: blue $tool ($brole):"
@@ -283,10 +394,15 @@ _cm_check_step() {
 		_cm_probe_check "$name" "$cli" "$srv"
 		return
 	fi
+	if [ "$tool" = mw_probe ]; then
+		_cm_mw_check "$name" "$brole" "$cli" "$srv"
+		return
+	fi
 	# each side connected to the other, not to itself or a stray peer: the remote GID it
-	# prints is the other side's IPv4-mapped GID
-	_cm_remote_gid "$b" "$tool" "$RXE_GUEST_IP" || fail "$name: blue's peer is not $RXE_GUEST_IP"
-	_cm_remote_gid "$g" "$tool" "$RXE_BLUE_IP" || fail "$name: the guest's peer is not $RXE_BLUE_IP"
+	# prints is the other side's GID (IPv4-mapped; its IPv6 one in the ip6 steps)
+	gpeer=$(_cm_peer_addr guest "$group") bpeer=$(_cm_peer_addr blue "$group")
+	_cm_remote_gid "$b" "$tool" "$gpeer" || fail "$name: blue's peer is not $gpeer"
+	_cm_remote_gid "$g" "$tool" "$bpeer" || fail "$name: the guest's peer is not $bpeer"
 	# perftest asked blue's QP for rxe's depth of 128 at RTS, and the library said it
 	# used less. A BW server stays in RTR (perftest moves it no further): no notice
 	case $brole:$tool in
@@ -300,10 +416,12 @@ _cm_check_step() {
 		[ "$(compat_pingpong_remotes "$g")" = 16 ] || fail "$name: the guest lists $(compat_pingpong_remotes "$g") remote QPs, want 16"
 	fi
 	# perftest ran the transport asked for, on both sides (it prints its connection type)
-	if [[ " $x " == *" -c UD "* ]]; then
-		compat_perftest_conn "$b" UD || fail "$name: blue's $tool did not run UD"
-		compat_perftest_conn "$g" UD || fail "$name: the guest's $tool did not run UD"
-	fi
+	local c
+	for c in UD UC; do
+		[[ " $x " == *" -c $c "* ]] || continue
+		compat_perftest_conn "$b" $c || fail "$name: blue's $tool did not run $c"
+		compat_perftest_conn "$g" $c || fail "$name: the guest's $tool did not run $c"
+	done
 	if [[ $tool == ibv_*_pingpong ]]; then
 		size=$(sed -nE 's/.*-s ([0-9]+).*/\1/p' <<<"$x")
 		compat_pingpong_check "$cli" "$n" "${size:-4096}" || fail "$name: client summary"
@@ -360,6 +478,53 @@ _cm_probe_check() {
 	done
 	[ -z "$out" ] || fail "$name: not as rxe: $out"
 	echo "figure: wc and GRH as rxe's ($(wc -l <"$CM_KEEP/ud_ref.server.rx") fields each way)"
+}
+
+# What each side of mw_probe must have printed (tests/interop/mw_probe.c): the window side
+# saw the writer's bytes land in the window and nothing after each invalidation; the
+# writer's WRITE after each invalidation was NAKed
+CM_MW_WINDOW="mw.r0.bind=ok mw.r0.write=ok mw.r0.inv=local mw.r0.after=untouched
+mw.r1.bind=ok mw.r1.write=ok mw.r1.recv_opcode=recv mw.r1.invalidated_rkey=window
+mw.r1.inv=remote mw.r1.after=untouched"
+CM_MW_WRITER="mw.r0.write=ok mw.r0.after=rem_access_err mw.r1.write=ok mw.r1.send_inv=ok
+mw.r1.after=rem_access_err"
+
+# _cm_mw_lines LOG WINDOW|WRITER SIDE: the expected lines missing from LOG, or a
+# with_inv line that SIDE (blue, rxe) may not print; empty when all is there. blue must
+# flag the invalidation as libibverbs defines it (IBV_WC_WITH_INV); rxe's provider passes
+# the kernel's flag bit through (mw_probe.c says how), which is rxe's and is taken.
+_cm_mw_lines() {
+	local log=$1 want l miss="" wi
+	if [ "$2" = WINDOW ]; then want=$CM_MW_WINDOW; else want=$CM_MW_WRITER; fi
+	for l in $want; do
+		tr -d '\r' <"$log" | grep -qx "$l" || miss+="$l "
+	done
+	tr -d '\r' <"$log" | grep -qx 'mw_probe: done' || miss+="'mw_probe: done' "
+	if [ "$2" = WINDOW ]; then
+		wi=$(tr -d '\r' <"$log" | sed -n 's/^mw\.r1\.with_inv=//p' | head -1)
+		case $3:$wi in
+		blue:ibv | rxe:ibv | rxe:kernel_bit2) ;;
+		*) miss+="mw.r1.with_inv=${wi:-(none)} (want ibv$([ "$3" = rxe ] && echo " or kernel_bit2")) " ;;
+		esac
+	fi
+	echo "$miss"
+}
+
+# _cm_mw_check NAME BLUE_ROLE CLIENT_LOG SERVER_LOG: the server is the window side, the
+# client the writer; rxe to itself (the mw_ref step before) must pass the same checks, so
+# that a failure names blue, not the probe
+_cm_mw_check() {
+	local name=$1 brole=$2 cli=$3 srv=$4 ref=$CM_KEEP/mw_ref.guest m bw=rxe bc=blue
+	rxe_step_log mw_ref >"$ref"
+	[ "$(rxe_step_rc "$ref" mw_ref)" = 0 ] || fail "$name: the rxe-to-rxe reference (mw_ref) failed: $(tr '\n' ' ' <"$ref")"
+	m=$(_cm_mw_lines "$ref" WINDOW rxe)$(_cm_mw_lines "$ref" WRITER rxe)
+	[ -z "$m" ] || fail "$name: the rxe-to-rxe reference lacks: $m"
+	[ "$brole" = server ] && bw=blue bc=rxe
+	m=$(_cm_mw_lines "$srv" WINDOW $bw)
+	[ -z "$m" ] || fail "$name: the window side ($bw) lacks: $m"
+	m=$(_cm_mw_lines "$cli" WRITER $bc)
+	[ -z "$m" ] || fail "$name: the writer ($bc) lacks: $m"
+	echo "figure: window on $bw, writer $bc: 2 rounds (LOCAL_INV, SEND_WITH_INV), each write through then NAKed"
 }
 
 test_compat_helpers() {
@@ -422,6 +587,34 @@ test_compat_helpers() {
 	! compat_perftest_conn "$s/send_bw-server.txt" UD 2>/dev/null || fail "an RC banner passed as UD"
 	[ "$(_cm_row_tool ib_send_bw "-c UD -s 1024")" = "ib_send_bw -c UD" ] || fail "row name of a UD step"
 	[ "$(_cm_row_tool ib_send_bw "-s 4096")" = "ib_send_bw" ] || fail "row name of an RC step"
+	# issue 15: UC, IPv6 GIDs, memory windows
+	compat_pingpong_check "$s/uc_pingpong-client.txt" 20 4096 || fail "uc_pingpong sample rejected"
+	_cm_remote_gid "$s/uc_pingpong-client.txt" ibv_uc_pingpong 10.201.77.10 || fail "uc_pingpong remote GID"
+	compat_perftest_check "$s/write_bw_uc-client.txt" 100 || fail "write_bw UC sample rejected"
+	compat_perftest_conn "$s/write_bw_uc-client.txt" UC || fail "write_bw UC sample: not UC"
+	! compat_perftest_conn "$s/write_bw6-client.txt" UC 2>/dev/null || fail "an RC banner passed as UC"
+	[ "$(compat_perftest_figure "$s/write_bw_uc-client.txt")" = "0.30 Gb/s, 0.000563 Mpps" ] ||
+		fail "write_bw UC figure: $(compat_perftest_figure "$s/write_bw_uc-client.txt")"
+	[ "$(_cm_row_tool ib_write_bw "-c UC -s 4096")" = "ib_write_bw -c UC" ] || fail "row name of a UC step"
+	[ "$(_cm_row_tool ib_write_bw "-s 4096" ip6)" = "ib_write_bw (IPv6 GIDs)" ] || fail "row name of an ip6 step"
+	_cm_remote_gid "$s/rc_pingpong6-client.txt" ibv_rc_pingpong fd00:c9:4d::10 || fail "rc_pingpong IPv6 remote GID"
+	! _cm_remote_gid "$s/rc_pingpong6-client.txt" ibv_rc_pingpong fd00:c9:4d::1 || fail "rc_pingpong: wrong IPv6 GID passed"
+	! _cm_remote_gid "$s/rc_pingpong6-client.txt" ibv_rc_pingpong 10.201.77.10 || fail "rc_pingpong: IPv4 GID passed for IPv6"
+	_cm_remote_gid "$s/write_bw6-client.txt" ib_write_bw fd00:c9:4d::10 || fail "write_bw IPv6 remote GID"
+	! _cm_remote_gid "$s/write_bw6-client.txt" ib_write_bw fd00:c9:4d::1 || fail "write_bw: wrong IPv6 GID passed"
+	_cm_remote_gid "$s/write_bw_uc-client.txt" ib_write_bw 10.201.77.10 || fail "write_bw UC remote GID"
+	[ -z "$(_cm_mw_lines "$s/mw_probe-window.txt" WINDOW rxe)" ] ||
+		fail "mw_probe window sample: $(_cm_mw_lines "$s/mw_probe-window.txt" WINDOW rxe)"
+	[ -z "$(_cm_mw_lines "$s/mw_probe-writer.txt" WRITER rxe)" ] ||
+		fail "mw_probe writer sample: $(_cm_mw_lines "$s/mw_probe-writer.txt" WRITER rxe)"
+	# rxe's bit-2 flag is rxe's: blue as the window side must set IBV_WC_WITH_INV
+	[[ "$(_cm_mw_lines "$s/mw_probe-window.txt" WINDOW blue)" == *"mw.r1.with_inv=kernel_bit2"* ]] ||
+		fail "blue's window side passed with rxe's invalidation flag"
+	f=$(mktemp); on_exit "rm -f $f"
+	grep -v '^mw.r0.after=' "$s/mw_probe-window.txt" >"$f"
+	[[ "$(_cm_mw_lines "$f" WINDOW rxe)" == "mw.r0.after=untouched "* ]] || fail "a window side without its after line passed"
+	sed 's/^mw.r1.after=rem_access_err/mw.r1.after=success/' "$s/mw_probe-writer.txt" >"$f"
+	[ -n "$(_cm_mw_lines "$f" WRITER rxe)" ] || fail "a writer whose WRITE after invalidation succeeded passed"
 	# the results table: a reset drops only its peer's rows
 	COMPAT_RESULTS=$(mktemp -u /tmp/compat-matrix.XXXXXX.md)
 	on_exit "rm -f $COMPAT_RESULTS"
@@ -437,17 +630,29 @@ test_compat_helpers() {
 	! grep -q '1 Gb/s\|ib_read_lat' "$COMPAT_RESULTS" || fail "old rxe rows survived the reset"
 }
 
+# _cm_capture VAR NAME FILTER: tcpdump on the guest's tap into $CM_KEEP/NAME.pcap (PID in
+# VAR), started when it says it listens; -c bounds the file if something loops
+_cm_capture() {
+	local log=$CM_KEEP/tcpdump-$2.log i
+	rxe_bg "$RXE_NS_BR" "$1" tcpdump -i "$RXE_TAP" -U -s 0 -c 20000 -w "$CM_KEEP/$2.pcap" "$3" 2>"$log"
+	for ((i = 0; i < 50; i++)); do
+		grep -q 'listening on' "$log" && return 0
+		sleep 0.1
+	done
+	fail "tcpdump did not start: $(cat "$log")"
+}
+
 test_compat_rxe_matrix() {
 	# the verdicts of an earlier run must not stand for this one (test_compat_rxe_ud/srq
 	# read them)
 	mkdir -p "$CM_KEEP"
-	rm -f "$CM_KEEP/verdicts"
-	local why st name group tool brole n x port=$CM_PORT0 out fig lib t_end row dump_pid i
+	rm -f "$CM_KEEP/verdicts" "$CM_KEEP/caps"
+	local why st name group tool brole n x port=$CM_PORT0 out fig lib t_end row dump_pid dump6_pid
 	why=$(rxe_missing)
 	[ -z "$why" ] || skip "$why"
 	[ -e "$CM_LIB/libibverbs.so.1" ] || fail "$CM_LIB/libibverbs.so.1 not built (make B=$B compat)"
 	[ -x "$CM_BLUECTL" ] || fail "$CM_BLUECTL not built"
-	for tool in ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong ibv_devinfo ib_write_bw ib_write_lat ib_read_bw ib_read_lat \
+	for tool in ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ibv_devinfo ib_write_bw ib_write_lat ib_read_bw ib_read_lat \
 		ib_send_bw ib_send_lat ib_atomic_bw ib_atomic_lat; do
 		command -v "$tool" >/dev/null || fail "$tool not installed (ibverbs-utils, perftest)"
 	done
@@ -462,28 +667,29 @@ test_compat_rxe_matrix() {
 	rxe_blue_up "cmx$BASHPID" "$CM_BLUECTL"
 	rm -f "$CM_KEEP"/*.guest "$CM_KEEP"/*.blue "$CM_KEEP/console.log"
 	_cm_blue_dev
+	_cm_blue_caps
 
 	# rxe's GID table is fixed by the guest's /init (the address before rdma link add):
 	# index 1 is the IPv4-mapped RoCEv2 GID; the console's table must say so
 	CM_GUEST_GIDX=1
+	# and index 2 the GID of the IPv6 address guest_init.sh adds after the IPv4 one
+	CM_GUEST_GIDX6=2
 	# blue's and rxe's UD frames (BTH opcodes 0x60-0x7f) on the guest's tap, for
 	# test_compat_rxe_ud's wire checks; -c bounds the file if something loops
-	rm -f "$CM_KEEP/ud.pcap"
-	if [ -z "$(_cm_group_missing ud)" ]; then
-		rxe_bg "$RXE_NS_BR" dump_pid tcpdump -i "$RXE_TAP" -U -s 0 -c 20000 -w "$CM_KEEP/ud.pcap" \
-			'udp dst port 4791 and (udp[8] & 0xe0) = 0x60' 2>"$CM_KEEP/tcpdump.log"
-		for ((i = 0; i < 50; i++)); do
-			grep -q 'listening on' "$CM_KEEP/tcpdump.log" && break
-			sleep 0.1
-		done
-		grep -q 'listening on' "$CM_KEEP/tcpdump.log" || fail "tcpdump did not start: $(cat "$CM_KEEP/tcpdump.log")"
-	fi
+	rm -f "$CM_KEEP/ud.pcap" "$CM_KEEP/ip6.pcap"
+	[ -z "$(_cm_group_missing ud)" ] &&
+		_cm_capture dump_pid ud 'ip and udp dst port 4791 and (udp[8] & 0xe0) = 0x60'
+	# every RoCEv2-over-IPv6 frame (rxe's ip6_ref, and the ip6 steps), for
+	# test_compat_rxe_rc_ip6's wire checks
+	_cm_capture dump6_pid ip6 'ip6 and udp dst port 4791' 
 	rxe_guest_start "$(_cm_guest_cmd)"
 	on_exit "tr -d '\r' <\"\$RXE_LOG\" >$CM_KEEP/console.log 2>/dev/null"
 	rxe_guest_wait READY 120 || fail "guest never became READY"
 	echo "boot: READY $(rxe_guest_elapsed) s after QEMU start"
 	[ "$(_cm_guest_gidx)" = "$CM_GUEST_GIDX" ] ||
 		fail "rxe0's RoCEv2 GID for $RXE_GUEST_IP is at index '$(_cm_guest_gidx)', not $CM_GUEST_GIDX"
+	[ "$(_cm_guest_gidx6)" = "$CM_GUEST_GIDX6" ] ||
+		fail "rxe0's RoCEv2 GID for $RXE_GUEST_IP6 is at index '$(_cm_guest_gidx6)', not $CM_GUEST_GIDX6"
 
 	compat_record_reset rxe
 	: >"$CM_KEEP/verdicts"
@@ -491,7 +697,9 @@ test_compat_rxe_matrix() {
 	for st in "${CM_STEPS[@]}"; do
 		read -r name group tool brole n x <<<"$st"
 		port=$((port + 1))
-		row=$(_cm_row_tool "$tool" "$x")
+		row=$(_cm_row_tool "$tool" "$x" "$group")
+		[ "$name" != rc_pingpong6-bcli ] || _cm_ip6_ref_host
+		[ "$name" != mw_probe-bcli ] || _cm_mw_ref_verdict
 		why=$(_cm_group_missing "$group")
 		if [ -n "$why" ]; then
 			compat_record "$row" "$brole" rxe "not run" "$why"
@@ -503,9 +711,9 @@ test_compat_rxe_matrix() {
 			echo "$name $group FAIL" >>"$CM_KEEP/verdicts"
 			continue
 		fi
-		_cm_run_step "$name" "$tool" "$brole" "$n" "$x" "$((port - 1))"
+		_cm_run_step "$name" "$tool" "$brole" "$n" "$x" "$((port - 1))" "$group"
 		# shellcheck disable=SC2030,SC2031 # the subshell only reads
-		if out=$(_cm_check_step "$name" "$tool" "$brole" "$n" "$x" "$CM_BRC" 2>&1); then
+		if out=$(_cm_check_step "$name" "$tool" "$brole" "$n" "$x" "$CM_BRC" "$group" 2>&1); then
 			fig=$(sed -n 's/^figure: //p' <<<"$out" | tail -1)
 			compat_record "$row" "$brole" rxe pass "$fig"
 			echo "$name: pass ($fig)"
@@ -521,8 +729,9 @@ test_compat_rxe_matrix() {
 	_cm_verdict rc || fail "RC steps failed"
 	rxe_guest_wait EXIT 30 || fail "the guest script did not finish"
 	echo "guest: script exited $(rxe_guest_rc), $(rxe_guest_elapsed) s after QEMU start"
-	# the capture holds every frame now: stop it so the file is complete
+	# the captures hold every frame now: stop them so the files are complete
 	[ -z "${dump_pid:-}" ] || _rxe_kill_child "$dump_pid"
+	[ -z "${dump6_pid:-}" ] || _rxe_kill_child "$dump6_pid"
 	# a failed step of any group fails the guest script too; it is that group's verdict
 	grep -q ' FAIL$' "$CM_KEEP/verdicts" || [ "$(rxe_guest_rc)" = 0 ] ||
 		fail "the guest script exited $(rxe_guest_rc)"
@@ -548,10 +757,62 @@ _cm_verdict_ready() {
 	[ -z "$why" ] || skip "$why; its steps were not run"
 }
 
-# The UD and SRQ rows run in test_compat_rxe_matrix's guest boot (one boot for all); their
-# verdicts are these tests' own, so a gap in one transport does not hide behind another.
+# The UD, SRQ, UC, MW and IPv6 rows run in test_compat_rxe_matrix's guest boot (one boot
+# for all); their verdicts are these tests' own, so a gap in one feature does not hide
+# behind another.
 test_compat_rxe_srq() {
 	_cm_verdict srq || fail "SRQ against rxe failed"
+}
+
+test_compat_rxe_uc() {
+	_cm_verdict uc || fail "UC against rxe failed"
+}
+
+# _cm_mw_ref_verdict: mw_probe between rxe and itself (the guest's mw_ref step, which runs
+# before the mw steps), checked as a blue step is, into the verdicts file as "mw_ref mwref
+# pass|FAIL"
+_cm_mw_ref_verdict() {
+	local ref=$CM_KEEP/mw_ref.guest v=pass m
+	rxe_step_wait mw_ref END "$((2 * CM_RUN_T + 20))" || echo "mw_ref: the guest never ended it"
+	rxe_step_log mw_ref >"$ref"
+	m=$(_cm_mw_lines "$ref" WINDOW rxe)$(_cm_mw_lines "$ref" WRITER rxe)
+	if [ "$(rxe_step_rc "$ref" mw_ref)" != 0 ] || [ -n "$m" ]; then
+		v=FAIL
+		echo "mw_ref (mw_probe rxe to rxe): rc=$(rxe_step_rc "$ref" mw_ref) lacks: $m"
+		cat "$ref"
+	fi
+	echo "mw_ref mwref $v" >>"$CM_KEEP/verdicts"
+}
+
+# the probe itself first: rxe to rxe in the guest must pass, with or without blue's steps
+test_compat_rxe_mw() {
+	local v
+	[ -s "$CM_KEEP/verdicts" ] ||
+		skip "test_compat_rxe_matrix ran no step (skipped or failed before; see its log)"
+	v=$(awk '$1 == "mw_ref" { print $3 }' "$CM_KEEP/verdicts")
+	[ "$v" = pass ] || fail "mw_probe between rxe and itself: ${v:-not run} (see $CM_KEEP/mw_ref.guest)"
+	_cm_verdict mw || fail "memory windows against rxe failed"
+}
+
+# On top of the steps' verdicts, the wire (tests/interop/ip6_wire.py: ICRC with IPv6's
+# masking, UDP checksum zero or right, lengths): rxe's own frames of the ip6_ref step
+# first, which are there with or without blue's IPv6, then blue's when the steps ran
+test_compat_rxe_rc_ip6() {
+	local pc=$CM_KEEP/ip6.pcap out rc=0
+	[ -s "$CM_KEEP/verdicts" ] ||
+		skip "test_compat_rxe_matrix ran no step (skipped or failed before; see its log)"
+	[ -s "$pc" ] || fail "no RoCEv2-over-IPv6 frame in $pc (rxe's ip6_ref sends some: see $CM_KEEP/ip6_ref.guest)"
+	echo "--- ip6_wire.py $pc"
+	out=$(python3 tests/interop/ip6_wire.py "$pc") || rc=$?
+	echo "$out"
+	grep -q "^pair $RXE_GUEST_IP6 $RXE_BLUE_IP6 " <<<"$out" || fail "no frame from rxe's $RXE_GUEST_IP6 to $RXE_BLUE_IP6"
+	[ "$rc" = 0 ] || fail "RoCEv2 over IPv6 on the wire (ip6_wire.py, above)"
+	python3 tests/interop/ip6_wire.py --mutate "$pc" >"$CM_KEEP/mutate6.log" ||
+		{ cat "$CM_KEEP/mutate6.log"; fail "ip6_wire.py --mutate"; }
+	tail -1 "$CM_KEEP/mutate6.log"
+	_cm_verdict_ready ip6
+	grep -q "^pair $RXE_BLUE_IP6 $RXE_GUEST_IP6 " <<<"$out" || fail "no frame from blue's $RXE_BLUE_IP6 to $RXE_GUEST_IP6"
+	_cm_verdict ip6 || fail "RC over IPv6 GIDs against rxe failed"
 }
 
 # On top of the steps' verdicts, the wire: blue's UD frames against rxe's in the capture of

@@ -5,6 +5,7 @@
 #   OUTDIR/initramfs.cpio.gz
 #   OUTDIR/kver             the kernel version the modules belong to
 #   OUTDIR/ud_probe         tests/interop/ud_probe.c, built (in the image as /usr/bin/ud_probe)
+#   OUTDIR/mw_probe         tests/interop/mw_probe.c, likewise (/usr/bin/mw_probe)
 #   OUTDIR/inputs.sha256    fingerprint of every input; the image is rebuilt only when it changes
 # Exit 0 = built or up to date, 2 = a needed input is missing (message says which package).
 #
@@ -71,12 +72,14 @@ if [ ! -x "$busybox" ] || ldd "$busybox" >/dev/null 2>&1; then
 	die2 "$busybox is missing or not static; install busybox-static"
 fi
 bins=()
-for b in ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong ibv_devinfo ibv_devices rdma ip; do
+for b in ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ibv_devinfo ibv_devices rdma ip; do
 	p=$(command -v "$b" 2>/dev/null) || die2 "$b not found; install ibverbs-utils and iproute2"
 	bins+=("$(readlink -f "$p")")
 done
+# perftest, and rdmacm-utils for the rdma_cm interop tests (the guest's librdmacm is
+# rdma-core's own, over the kernel's rdma_ucm: the kernel CM is the peer)
 for b in ib_send_bw ib_send_lat ib_write_bw ib_write_lat ib_read_bw ib_read_lat \
-	 ib_atomic_bw ib_atomic_lat; do
+	 ib_atomic_bw ib_atomic_lat rping ucmatose udaddy rdma_server rdma_client; do
 	p=$(command -v "$b" 2>/dev/null) && bins+=("$(readlink -f "$p")")	# optional
 done
 # ud_probe (tests/interop/ud_probe.c): what a UD receiver sees (wc and GRH), built here
@@ -84,10 +87,14 @@ done
 # binary on blue's compat library (OUTDIR/ud_probe)
 command -v gcc >/dev/null && [ -r /usr/include/infiniband/verbs.h ] ||
 	die2 "cannot build ud_probe: install gcc and libibverbs-dev"
-gcc -O2 -Wall -Wextra -Werror -o "$out/ud_probe.new" "$here/ud_probe.c" -libverbs ||
-	die2 "ud_probe.c does not build (see above)"
-mv "$out/ud_probe.new" "$out/ud_probe"
-probe=$out/ud_probe
+# mw_probe (tests/interop/mw_probe.c): a type 2 memory window written through and
+# invalidated, the same way
+for p in ud_probe mw_probe; do
+	gcc -O2 -Wall -Wextra -Werror -o "$out/$p.new" "$here/$p.c" -libverbs ||
+		die2 "$p.c does not build (see above)"
+	mv "$out/$p.new" "$out/$p"
+done
+probes=("$out/ud_probe" "$out/mw_probe")
 drv_conf=/etc/libibverbs.d/rxe.driver
 [ -r "$drv_conf" ] || die2 "$drv_conf missing; install ibverbs-providers"
 provider=$(compgen -G '/usr/lib/*/libibverbs/librxe-rdmav*.so' | head -1) || true
@@ -95,13 +102,19 @@ provider=$(compgen -G '/usr/lib/*/libibverbs/librxe-rdmav*.so' | head -1) || tru
 
 # every shared object the binaries and the provider need, as ldd names them
 libs=()
-for f in "${bins[@]}" "$probe" "$provider"; do
+for f in "${bins[@]}" "${probes[@]}" "$provider"; do
 	while read -r l; do libs+=("$l"); done < <(ldd "$f" | sed -nE 's@.*=> (/[^ ]+) .*@\1@p; s@^\s*(/[^ ]+) \(.*@\1@p')
 done
+# glibc dlopens libgcc_s.so.1 for pthread_exit and cancellation (rping's threads end
+# with pthread_exit: "libgcc_s.so.1 must be installed for pthread_exit" and an abort
+# without it); ldd cannot see a dlopen
+gcc_s=$(compgen -G '/usr/lib/*/libgcc_s.so.1' | head -1) || true
+[ -n "$gcc_s" ] || die2 "libgcc_s.so.1 missing; install libgcc-s1"
+libs+=("$gcc_s")
 mapfile -t libs < <(printf '%s\n' "${libs[@]}" | sort -u)
 
 # --- the fingerprint: content of this script, the init, and every copied file.
-inputs=("$0" "$here/guest_init.sh" "$here/ud_probe.c" "$busybox" "${bins[@]}" "$drv_conf" "$provider" "${libs[@]}")
+inputs=("$0" "$here/guest_init.sh" "$here/ud_probe.c" "$here/mw_probe.c" "$busybox" "${bins[@]}" "$drv_conf" "$provider" "${libs[@]}")
 for m in "${order[@]}"; do inputs+=("$moddir/${path_of[$m]}"); done
 fp=$( { echo "$kver ${order[*]}"; sha256sum "${inputs[@]}"; } | sha256sum | cut -d' ' -f1)
 if [ -s "$out/initramfs.cpio.gz" ] && [ "$(cat "$out/inputs.sha256" 2>/dev/null)" = "$fp" ]; then
@@ -126,7 +139,7 @@ for f in "${bins[@]}" "${libs[@]}" "$provider" "$drv_conf"; do
 	mkdir -p ".$(dirname "$f")"
 	cp -L "$f" ".$f"
 done
-cp "$probe" usr/bin/ud_probe
+for f in "${probes[@]}"; do cp "$f" "usr/bin/$(basename "$f")"; done
 # the real binaries win over the busybox applets of the same name (ip)
 for f in "${bins[@]}"; do ln -sf "$f" "bin/$(basename "$f")"; done
 

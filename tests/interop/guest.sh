@@ -8,8 +8,8 @@
 #
 # Topology (NS names carry a per-run prefix, default rxg<PID>):
 #
-#   ${P}br: br0 ── tap0 ══ QEMU virtio-net ══ guest eth0 10.201.77.10, rxe0
-#            └──── vbr0 ─── veth ─── vbl0 10.201.77.1 in ${P}bl (where blue runs)
+#   ${P}br: br0 ── tap0 ══ QEMU virtio-net ══ guest eth0 10.201.77.10 fd00:c9:4d::10, rxe0
+#            └──── vbr0 ─── veth ─── vbl0 10.201.77.1 fd00:c9:4d::1 in ${P}bl (where blue runs)
 #
 # The tap is created inside ${P}br and QEMU runs under `nsenter --net` so that it opens
 # the tap there: no interface of the guest's is ever visible in the host namespace.
@@ -47,6 +47,11 @@ RXE_NS_BLUE=${RXE_PREFIX}bl
 RXE_SUBNET=${RXE_SUBNET:-10.201.77}
 RXE_GUEST_IP=$RXE_SUBNET.10
 RXE_BLUE_IP=$RXE_SUBNET.1
+# IPv6 on the same link (ULA, static, no DAD): the guest's rxe0 and blue each get a GID for
+# it. A guest booted with rxe_guest_as has none.
+RXE_SUBNET6=${RXE_SUBNET6:-fd00:c9:4d}
+RXE_GUEST_IP6=$RXE_SUBNET6::10
+RXE_BLUE_IP6=$RXE_SUBNET6::1
 RXE_GUEST_MAC=52:54:00:c9:4d:0a
 RXE_BLUE_IF=vbl0
 RXE_BLUE_MAC=
@@ -160,6 +165,9 @@ rxe_net_up() {
 	ip -n "$RXE_NS_BLUE" link set "$RXE_BLUE_IF" up
 	ip -n "$RXE_NS_BLUE" neigh replace "$RXE_GUEST_IP" lladdr "$RXE_GUEST_MAC" \
 		dev "$RXE_BLUE_IF" nud permanent
+	ip -n "$RXE_NS_BLUE" -6 addr add "$RXE_BLUE_IP6/64" dev "$RXE_BLUE_IF" nodad
+	ip -n "$RXE_NS_BLUE" -6 neigh replace "$RXE_GUEST_IP6" lladdr "$RXE_GUEST_MAC" \
+		dev "$RXE_BLUE_IF" nud permanent
 	RXE_BLUE_MAC=$(ip -n "$RXE_NS_BLUE" -j link show "$RXE_BLUE_IF" \
 		| sed -nE 's/.*"address":"([^"]+)".*/\1/p')
 }
@@ -181,7 +189,7 @@ rxe_blue_up() {
 # which then boots guest NAME (its own console log) instead of the single default guest
 rxe_guest_as() {
 	RXE_GUEST_NAME=$1 RXE_GUEST_IP=$2 RXE_GUEST_MAC=$3 RXE_TAP=$4
-	RXE_PEER_IP=$5 RXE_PEER_MAC=$6 RXE_LOG='' RXE_QEMU_PID=''
+	RXE_PEER_IP=$5 RXE_PEER_MAC=$6 RXE_LOG='' RXE_QEMU_PID='' RXE_GUEST_IP6=''
 }
 
 # rxe_guest_use NAME: the waits and rxe_guest_rc now follow guest NAME
@@ -202,6 +210,7 @@ rxe_guest_start() {
 	append="console=ttyS0 quiet mitigations=off panic=-1 rdinit=/init"
 	append+=" blue.ip=$RXE_GUEST_IP/24 blue.peer=${RXE_PEER_IP:-$RXE_BLUE_IP}"
 	append+=" blue.peermac=${RXE_PEER_MAC:-$RXE_BLUE_MAC}"
+	[ -z "$RXE_GUEST_IP6" ] || append+=" blue.ip6=$RXE_GUEST_IP6/64 blue.peer6=$RXE_BLUE_IP6"
 	append+=" blue.mtu=$RXE_MTU blue.cmd=$(printf '%s' "$cmd" | base64 -w0)"
 	# shellcheck disable=SC2086 # RXE_QEMU_ARGS is a word list on purpose
 	rxe_bg "$RXE_NS_BR" RXE_QEMU_PID qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m "$RXE_MEM" \

@@ -7,6 +7,9 @@
 #   blue.peermac=MAC       rxe can resolve the peer's MAC without ARP (modify_qp to RTR
 #                          resolves the destination MAC from the neighbour table)
 #   blue.mtu=N             eth0 MTU (optional; rxe's active path MTU follows it)
+#   blue.ip6=ADDR/N        an IPv6 address of eth0 (optional), without DAD, so that rxe0's
+#   blue.peer6=ADDR        GID table holds its GID at READY; the peer's IPv6 address gets a
+#                          permanent neighbour entry with blue.peermac (no ND to wait for)
 #   blue.cmd=BASE64        shell command to run once rxe0 is ACTIVE (base64: no spaces)
 # Serial console markers, one line each, parsed by guest.sh:
 #   BLUE-GUEST READY uptime=S   rxe0 is ACTIVE, the command starts next
@@ -32,7 +35,7 @@ fail() {
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
 stamp() { echo "init: $* at $(uptime_s)s"; }
 
-addr='' peer='' peermac='' mtu='' cmd=''
+addr='' peer='' peermac='' mtu='' cmd='' addr6='' peer6=''
 # shellcheck disable=SC2013 # words, not lines, on purpose
 for arg in $(cat /proc/cmdline); do
 	case $arg in
@@ -40,6 +43,8 @@ for arg in $(cat /proc/cmdline); do
 	blue.peer=*) peer=${arg#*=} ;;
 	blue.peermac=*) peermac=${arg#*=} ;;
 	blue.mtu=*) mtu=${arg#*=} ;;
+	blue.ip6=*) addr6=${arg#*=} ;;
+	blue.peer6=*) peer6=${arg#*=} ;;
 	blue.cmd=*) cmd=$(echo "${arg#*=}" | base64 -d) ;;
 	esac
 done
@@ -69,6 +74,15 @@ ip link set eth0 up || fail "eth0 up"
 if [ -n "$peer" ] && [ -n "$peermac" ]; then
 	ip neigh replace "$peer" lladdr "$peermac" dev eth0 nud permanent \
 		|| fail "static neighbour $peer"
+fi
+# after the IPv4 address: rxe lists a netdev's IPv4 GIDs before its IPv6 ones, so the
+# IPv4-mapped GID stays at index 1 and the IPv6 one follows it
+if [ -n "$addr6" ]; then
+	ip -6 addr add "$addr6" dev eth0 nodad || fail "ip -6 addr add $addr6"
+	if [ -n "$peer6" ] && [ -n "$peermac" ]; then
+		ip -6 neigh replace "$peer6" lladdr "$peermac" dev eth0 nud permanent \
+			|| fail "static neighbour $peer6"
+	fi
 fi
 
 # eth0 transmits only once linkwatch has seen the carrier and swapped in the real qdisc,

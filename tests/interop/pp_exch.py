@@ -16,8 +16,11 @@ reads each message with ONE read() and requires the full 52 bytes, so the string
 go out in one write (one segment). It replies only if the QP transitions succeeded.
 
 Usage: pp_exch.py SERVER_IP OUR_IP [--port P] [--qpn N] [--psn N] [--timeout S]
-Prints the parsed reply as "reply lid=... qpn=... psn=... gid=..." and exits 0 if it
-is well formed; prints why and exits 1 otherwise.
+       pp_exch.py --serve - OUR_IP [...]   (the server's side: listen, take the client's
+                                          string, answer with ours, take "done")
+Prints the parsed reply (the client's string with --serve) as "reply lid=... qpn=...
+psn=... gid=..." and exits 0 if it is well formed; prints why and exits 1 otherwise.
+OUR_IP may be an IPv6 address: the GID is then the address itself.
 """
 import argparse
 import ipaddress
@@ -33,6 +36,12 @@ REPLY_RE = re.compile(rb"^([0-9a-f]{4}):([0-9a-f]{6}):([0-9a-f]{6}):([0-9a-f]{32
 def wire_gid_of_ipv4(ip):
 	"""::ffff:a.b.c.d as rc_pingpong's 32 hex digits."""
 	return (b"\0" * 10 + b"\xff\xff" + ipaddress.IPv4Address(ip).packed).hex()
+
+
+def wire_gid_of(ip):
+	"""rc_pingpong's 32 hex digits of the RoCEv2 GID of an IPv4 or IPv6 address."""
+	a = ipaddress.ip_address(ip)
+	return a.packed.hex() if a.version == 6 else wire_gid_of_ipv4(ip)
 
 
 def gid_text(wire):
@@ -96,6 +105,35 @@ def exchange(server, port, lid, qpn, psn, wire_gid, deadline):
 		"wire_gid": gid, "gid": gid_text(gid)}
 
 
+def serve(port, lid, qpn, psn, wire_gid, deadline):
+	"""The server's side of the exchange: the client's string (as a dict, None with a
+	reason printed), answered with ours."""
+	ours = "%04x:%06x:%06x:%s" % (lid, qpn & 0xFFFFFF, psn & 0xFFFFFF, wire_gid)
+	with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as ls:
+		ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+		ls.bind(("0.0.0.0", port))
+		ls.listen(1)
+		ls.settimeout(max(deadline - time.monotonic(), 0.1))
+		try:
+			s, _ = ls.accept()
+		except socket.timeout:
+			print(f"pp_exch: no client on port {port}")
+			return None
+	with s:
+		msg = recv_exact(s, MSG_LEN, deadline)
+		m = REPLY_RE.match(msg)
+		if not m:
+			print(f"pp_exch: malformed or short client string ({len(msg)}/{MSG_LEN} bytes): {msg!r}")
+			return None
+		s.sendall(ours.encode() + b"\0")
+		print(f"sent  {ours}")
+		recv_exact(s, 5, deadline)
+	lid, rqpn, rpsn, gid = (g.decode() for g in m.groups())
+	print(f"reply lid={lid} qpn=0x{rqpn} psn=0x{rpsn} gid={gid_text(gid)}")
+	return {"lid": int(lid, 16), "qpn": int(rqpn, 16), "psn": int(rpsn, 16),
+		"wire_gid": gid, "gid": gid_text(gid)}
+
+
 def main():
 	ap = argparse.ArgumentParser()
 	ap.add_argument("server")
@@ -104,9 +142,13 @@ def main():
 	ap.add_argument("--qpn", type=lambda s: int(s, 0), default=0x0000B1)
 	ap.add_argument("--psn", type=lambda s: int(s, 0), default=0x123456)
 	ap.add_argument("--timeout", type=float, default=20.0)
+	ap.add_argument("--serve", action="store_true")
 	a = ap.parse_args()
 	deadline = time.monotonic() + a.timeout
-	r = exchange(a.server, a.port, 0, a.qpn, a.psn, wire_gid_of_ipv4(a.our_ip), deadline)
+	if a.serve:
+		r = serve(a.port, 0, a.qpn, a.psn, wire_gid_of(a.our_ip), deadline)
+	else:
+		r = exchange(a.server, a.port, 0, a.qpn, a.psn, wire_gid_of(a.our_ip), deadline)
 	return 0 if r else 1
 
 

@@ -118,11 +118,21 @@ static void post_recv(struct probe *p)
 		die("post_recv");
 }
 
-/* wait (bounded) for one completion of WR_ID */
+/* wait (bounded) for one completion of WR_ID. The send and the receive share the CQ, and
+ * the peer's answer can complete before our send's completion is polled (blue answers
+ * within a couple of ms, rxe under TCG completes later): a completion of the other WR is
+ * kept for the next call, not dropped. */
 static void wait_wc(struct probe *p, uint64_t wr_id, struct ibv_wc *wc)
 {
+	static struct ibv_wc kept;
+	static int have_kept;
 	time_t end = time(NULL) + PROBE_WAIT_S;
 
+	if (have_kept && kept.wr_id == wr_id) {
+		*wc = kept;
+		have_kept = 0;
+		return;
+	}
 	for (;;) {
 		int n = ibv_poll_cq(p->cq, 1, wc);
 
@@ -135,6 +145,10 @@ static void wait_wc(struct probe *p, uint64_t wr_id, struct ibv_wc *wc)
 		}
 		if (n == 1 && wc->wr_id == wr_id)
 			return;
+		if (n == 1) {
+			kept = *wc;
+			have_kept = 1;
+		}
 		if (time(NULL) > end) {
 			errno = ETIMEDOUT;
 			die(wr_id == 1 ? "no message received" : "send never completed");

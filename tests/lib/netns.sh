@@ -97,6 +97,21 @@ netns_setup() {
 	MAC_B=$(mac_of "$NS_B" "$IF_B")
 }
 
+# netns_ipv6 IP6_A IP6_B [v6only]: IPv6 on the netns_setup pair: addresses /64 on each
+# end, `nodad` so they are usable at once (no duplicate address detection wait). No
+# static neighbours: the kernel's neighbour discovery finds the peer, as blue asks it to.
+# With v6only, the IPv4 addresses go: an IPv6-only netdev.
+netns_ipv6() {
+	ns_exec "$NS_A" sysctl -qw "net.ipv6.conf.$IF_A.disable_ipv6=0"
+	ns_exec "$NS_B" sysctl -qw "net.ipv6.conf.$IF_B.disable_ipv6=0"
+	ip -n "$NS_A" -6 addr add "$1/64" dev "$IF_A" nodad
+	ip -n "$NS_B" -6 addr add "$2/64" dev "$IF_B" nodad
+	if [ "${3:-}" = v6only ]; then
+		ip -n "$NS_A" -4 addr flush dev "$IF_A"
+		ip -n "$NS_B" -4 addr flush dev "$IF_B"
+	fi
+}
+
 # ctl_stat NS IF NAME [FIELD]: a counter `bluectl stats` prints in a row named NAME (an
 # XDP reason, a HAL or engine counter): FIELD 2 (the default) is packets or the value, 3
 # is bytes. A name in two sections (rx_frames) gives the last, the engine's. Prints

@@ -38,8 +38,9 @@ BLUE_UCX_FIGURES=${BLUE_UCX_FIGURES:-${B:-build}/test-logs/ucx.md}
 #    leave it, compares the GRH's last 16 bytes (IPv4 header bytes for RoCEv2/IPv4) with
 #    its GIDs and drops every datagram: the wireup then times out (uct_ud_iface_check_grh;
 #    UCX fixed it after 1.13, openucx/ucx#10209)
-#  - UCX_SOCKADDR_TLS_PRIORITY=tcp: no rdmacm CM, which blue's librdmacm stand-in cannot
-#    open (UCX would log an ERROR and go on without it)
+#  - UCX_SOCKADDR_TLS_PRIORITY=tcp: the sockaddr CM ucx_perftest's UCP wireup does not
+#    need; tcp keeps these runs as they were measured (UCX's rdmacm CM opens on blue's
+#    librdmacm since issue 16: test_ucx_info checks it is listed)
 ucx_rc_v_env() {
 	UCX_ENV="UCX_TLS=rc_v UCX_NET_DEVICES=$UCX_IF:1 UCX_UD_VERBS_ETH_DGID_CHECK=n"
 	UCX_ENV+=" UCX_SOCKADDR_TLS_PRIORITY=tcp UCX_LOG_LEVEL=info"
@@ -118,8 +119,16 @@ ucx_perf_run() {
 	wait "$spid" || src=$?
 	echo "--- server: ucx_perftest ${sargs[*]}"; cat "$slog"
 	echo "--- client: ucx_perftest ${cargs[*]}"; cat "$clog"
-	[ "$src" -eq 0 ] || fail "ucx_perftest's server exited $src"
-	[ "$crc" -eq 0 ] || fail "ucx_perftest's client exited $crc"
+	[ "$src" -eq 0 ] || fail "ucx_perftest's server exited $src$(ucx_perf_why "$slog")"
+	[ "$crc" -eq 0 ] || fail "ucx_perftest's client exited $crc$(ucx_perf_why "$clog")"
+}
+
+# ucx_perf_why LOG: ": " and LOG's first error lines, joined, for a failure's one line (CI
+# shows a failing test's verdict lines, not always the logs printed before them)
+ucx_perf_why() {
+	local why
+	why=$(grep -v 'UCX  DIAG' "$1" | grep -m3 -iE 'UCX +ERROR|error|failed|abort' | tr '\n' ' ')
+	[ -z "$why" ] || printf ': %s' "$why"
 }
 
 # ucx_perftest 1.13 prints a table (src/tools/perf/perftest_run.c, print_header and

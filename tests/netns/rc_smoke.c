@@ -17,7 +17,8 @@
  *                     ARP, when it has no entry) must supply it
  *
  * probe opens the device and prints what it found (port MTU, GIDs), and with --peer
- * moves a QP to RTR toward IP, which needs the peer's MAC; then it closes everything.
+ * moves a QP to RTR toward IP (IPv4 from GID 1, IPv6 from GID 2), which needs the peer's
+ * MAC; then it closes everything.
  *
  * The exchange (QPN, PSN, GID, MAC, MTU and the server's MR) is blue's own CM. Then the
  * client does, at several sizes each: SEND (the server compares every received byte and
@@ -564,11 +565,29 @@ static int run_probe(struct side *s)
 	       blue_mtu_bytes(port.active_mtu), blue_mtu_bytes(port.max_mtu), port.gid_tbl_len);
 	print_gid("gid0", &g0);
 	print_gid("gid1", &g1);
+	/* the netdev's IPv6 addresses, from index 2 (empty entries read as zeros) */
+	for (int i = 2; i < port.gid_tbl_len; i++) {
+		union blue_gid g;
+		static const uint8_t zero[16];
+		char what[16];
+
+		if (blue_query_gid(s->e.ctx, 1, i, &g) || !memcmp(g.raw, zero, 16))
+			continue;
+		snprintf(what, sizeof(what), "gid%d", i);
+		print_gid(what, &g);
+	}
 	printf("\n");
 	if (!s->o->peer)
 		return 0;
-	if (inet_pton(AF_INET, s->o->peer, &ip) != 1) {
-		rc_failf(&s->e, "--peer %s is not an IPv4 address", s->o->peer);
+	if (inet_pton(AF_INET6, s->o->peer, a.ah_attr.dgid.raw) == 1) {
+		a.ah_attr.sgid_index = 2;	/* the netdev's first IPv6 address */
+	} else if (inet_pton(AF_INET, s->o->peer, &ip) == 1) {
+		a.ah_attr.dgid.raw[10] = 0xff;
+		a.ah_attr.dgid.raw[11] = 0xff;
+		memcpy(a.ah_attr.dgid.raw + 12, &ip, 4);
+		a.ah_attr.sgid_index = 1;
+	} else {
+		rc_failf(&s->e, "--peer %s is not an IPv4 or IPv6 address", s->o->peer);
 		return -1;
 	}
 	a.qp_state = BLUE_QPS_RTR;
@@ -577,10 +596,6 @@ static int run_probe(struct side *s)
 	a.rq_psn = 0;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 12;
-	a.ah_attr.dgid.raw[10] = 0xff;
-	a.ah_attr.dgid.raw[11] = 0xff;
-	memcpy(a.ah_attr.dgid.raw + 12, &ip, 4);
-	a.ah_attr.sgid_index = 1;
 	a.ah_attr.port_num = 1;
 	err = blue_modify_qp(s->e.qp, &a, BLUE_QP_STATE | BLUE_QP_AV | BLUE_QP_PATH_MTU |
 			     BLUE_QP_DEST_QPN | BLUE_QP_RQ_PSN | BLUE_QP_MAX_DEST_RD_ATOMIC |

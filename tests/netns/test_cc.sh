@@ -214,7 +214,9 @@ test_cc_incast_two_queues() {
 	local q0 q1
 	q0=$(ns_exec "$SW_NS_R" ethtool -S "$SW_IF_R" | awk '/rx_queue_0_xdp_packets/ { print $2 }')
 	q1=$(ns_exec "$SW_NS_R" ethtool -S "$SW_IF_R" | awk '/rx_queue_1_xdp_packets/ { print $2 }')
+	# a sender's 400 x 64 KiB at path MTU 1024 is 25600 data frames, more when the
+	# switch dropped some and they were sent again
 	echo "receiver RX queue 0: ${q0:-?} frames, queue 1: ${q1:-?}"
-	[ "${q0:-0}" -gt 26000 ] && [ "${q1:-0}" -gt 26000 ] ||
-		fail "each queue should have carried a sender's 26 MB (26000+ frames)"
+	[ "${q0:-0}" -ge 25600 ] && [ "${q1:-0}" -ge 25600 ] ||
+		fail "each queue should have carried a sender's 26 MB (25600+ frames of 1 KiB)"
 }

@@ -497,7 +497,8 @@ test_observe_bpftrace_qpstate_and_lat() {
 		n=$(grep -cE "^[0-9]+ +[0-9]+ +blue_xfer +0x[0-9a-f]{6} $t$" "$qs")
 		[ "$n" -eq 2 ] || fail "qpstate.bt: $n lines '$t', want 2"
 	done
-	grep -q '^@transitions\[RTR, RTS\]: 2$' "$qs" || fail "qpstate.bt: no summary"
+	grep -q '^@transitions\[RTR, RTS\]: 2$' "$qs" ||
+		fail "qpstate.bt: no summary; it ended: $(bt_tail "$qs")"
 	# every WR of the client timed, per opcode: 500 + 100 latency-round WRs each
 	grep -q '^@completions\[write, 0\]: 600$' "$lat" || fail "lat.bt: write completions"
 	grep -q '^@completions\[read, 0\]: 600$' "$lat" || fail "lat.bt: read completions"
@@ -555,13 +556,14 @@ test_observe_bpftrace_retrans_and_naks_under_loss() {
 	# fires it for each packet it resends, which the counter does not count)
 	[ "$retx" -gt 0 ] && [ "$lines" -ge "$retx" ] || fail "retrans.bt saw $lines, qp_ctx counts $retx"
 	grep -qE "^@retransmits\[$cpid, [0-9]+, (timeout|nak|rnr)\]: [0-9]+$" "$rt" ||
-		fail "retrans.bt: no per-QP summary"
+		fail "retrans.bt: no per-QP summary; it ended: $(bt_tail "$rt")"
 	# the receiver NAKs the holes, the sender gets the NAKs
 	grep -qE "^[0-9]+ +[0-9]+ +sent +0x[0-9a-f]{6} 0x[0-9a-f]{6} 0x[0-9a-f]{2} [a-z_]+$" "$nk" ||
 		fail "naks.bt: no NAK sent"
 	grep -qE "^[0-9]+ +[0-9]+ +rcvd +0x[0-9a-f]{6} 0x[0-9a-f]{6} 0x[0-9a-f]{2} [a-z_]+$" "$nk" ||
 		fail "naks.bt: no NAK received"
-	grep -qE '^@naks\[sent, [0-9]+\]: [0-9]+$' "$nk" || fail "naks.bt: no summary"
+	grep -qE '^@naks\[sent, [0-9]+\]: [0-9]+$' "$nk" ||
+		fail "naks.bt: no summary; it ended: $(bt_tail "$nk")"
 }
 
 test_observe_bpftrace_xdpdrops() {

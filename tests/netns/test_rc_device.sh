@@ -134,7 +134,7 @@ test_rc_device_probe() {
 m = bytes.fromhex(sys.argv[1].replace(":", ""))
 print(ipaddress.IPv6Address(bytes([0xfe, 0x80, 0, 0, 0, 0, 0, 0, m[0] ^ 2, m[1], m[2],
       0xff, 0xfe, m[3], m[4], m[5]])))' "$MAC_A")
-	grep -qx "device $IF_A active_mtu 1024 max_mtu 1024 gid_tbl_len 2 gid0 $want0 gid1 ::ffff:$IP_A" \
+	grep -qx "device $IF_A active_mtu 1024 max_mtu 1024 gid_tbl_len 16 gid0 $want0 gid1 ::ffff:$IP_A" \
 		<<<"$out" || fail "want active_mtu 1024, gid0 $want0, gid1 ::ffff:$IP_A"
 	# a larger netdev MTU lifts the path MTU (veth with XDP takes at most ~3.5 KB; a
 	# 4 KiB AF_XDP frame could not carry a 4096-byte payload with its headers anyway)

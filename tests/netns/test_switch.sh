@@ -139,8 +139,13 @@ test_switch_below_rate_no_marks_no_drops() {
 	[ "$(switch_tbf_stat drops)" -eq 0 ] || fail "tbf dropped"
 	[ "$(rx_ecn InCEPkts)" -eq 0 ] || fail "CE arrived"
 	[ "$(rx_ecn InECT0Pkts)" -eq "$sent1" ] || fail "ECT(0) arrived $(rx_ecn InECT0Pkts), sent $sent1"
-	[ "$(rx_ecn InNoECTPkts)" -eq $((sent2 + extra)) ] ||
-		fail "Not-ECT arrived $(rx_ecn InNoECTPkts), sent $sent2 (+$extra not ours)"
+	# the kernel's packets need not be IPv4 (IPv6 neighbour and MLD frames pass the switch
+	# too, and the receiver's IPv4 ECN counters never see them: CI saw 10408 arrive of
+	# 10408 sent with one such frame passed), so they may or may not be counted here
+	local noect
+	noect=$(rx_ecn InNoECTPkts)
+	[ "$noect" -ge "$sent2" ] && [ "$noect" -le $((sent2 + extra)) ] ||
+		fail "Not-ECT arrived $noect, sent $sent2 (+$extra not ours)"
 }
 
 # Above the rate with marking on: marks appear, each made when the queue was deeper
@@ -187,7 +192,12 @@ test_switch_drops_only_when_buffer_full() {
 	[ "$max" -ge $((buf - FRAME)) ] || fail "the queue peaked at $max, the buffer is $buf"
 	[ "$(switch_tbf_stat drops)" -eq 0 ] || fail "tbf dropped: the queue ran past buffer + slack"
 	[ "$(switch_stat marked)" -eq 0 ] || fail "marked with marking off"
-	[ "$(rx_ecn InNoECTPkts)" -eq "$(switch_stat pkts)" ] || fail "receiver count"
+	# what arrived is what the switch passed, less at most NON_FLOOD frames of the
+	# kernel's that the receiver's IPv4 counters do not see (as below_rate's)
+	local passed noect
+	passed=$(switch_stat pkts) noect=$(rx_ecn InNoECTPkts)
+	[ "$noect" -le "$passed" ] && [ "$noect" -ge $((passed - NON_FLOOD)) ] ||
+		fail "receiver count: $noect Not-ECT arrived, the switch passed $passed"
 	switch_record "$SWS_DIR/rec.csv"
 	rec=$(python3 - "$SWS_DIR/rec.csv" <<'PY'
 import csv, sys
@@ -218,7 +228,12 @@ test_switch_not_ect_never_marked() {
 	[ "$(switch_stat notect_hot)" -gt 0 ] || fail "the queue never built: nothing to test"
 	[ "$(switch_stat marked)" -eq 0 ] || fail "Not-ECT marked"
 	[ "$(rx_ecn InCEPkts)" -eq 0 ] || fail "CE arrived"
-	[ "$(rx_ecn InNoECTPkts)" -eq "$(switch_stat pkts)" ] || fail "receiver count"
+	# what arrived is what the switch passed, less at most NON_FLOOD frames of the
+	# kernel's that the receiver's IPv4 counters do not see (as below_rate's)
+	local passed noect
+	passed=$(switch_stat pkts) noect=$(rx_ecn InNoECTPkts)
+	[ "$noect" -le "$passed" ] && [ "$noect" -ge $((passed - NON_FLOOD)) ] ||
+		fail "receiver count: $noect Not-ECT arrived, the switch passed $passed"
 }
 
 # RoCEv2 through the switch, as the congestion-control tests and the bench use it: blue

@@ -4,12 +4,14 @@
  *
  *   gen_packets OUT.pcap OUT.json   one frame per opcode in wire.h, built by
  *                                   blue_pkt_build(), with varied fields and payload
- *                                   sizes (pad 0..3, VLAN on some), and a JSON list
+ *                                   sizes (pad 0..3, VLAN on some, IPv6 on every
+ *                                   third), and a JSON list
  *                                   with every field of each frame, so that scapy can
  *                                   build the same frames and tshark can be checked.
  *   gen_packets --icrc IN.pcap      for each frame: "<wire-icrc> <blue_icrc>" in hex,
  *                                   for comparison with an independent zlib check.
  */
+#include <arpa/inet.h>
 #include <endian.h>
 #include <errno.h>
 #include <stdio.h>
@@ -50,6 +52,15 @@ static void ip4(FILE *j, const char *k, uint32_t a_be)
 	fprintf(j, "\"%s\": \"%u.%u.%u.%u\", ", k, b[0], b[1], b[2], b[3]);
 }
 
+static void ip6(FILE *j, const char *k, const uint8_t *a)
+{
+	char str[INET6_ADDRSTRLEN];
+
+	/* the compressed form, as tshark prints it */
+	inet_ntop(AF_INET6, a, str, sizeof(str));
+	fprintf(j, "\"%s\": \"%s\", ", k, str);
+}
+
 static void write_json(FILE *j, const struct blue_pkt *p, uint32_t pad, int first)
 {
 	uint32_t i;
@@ -60,6 +71,9 @@ static void write_json(FILE *j, const struct blue_pkt *p, uint32_t pad, int firs
 	fprintf(j, "\"has_vlan\": %u, \"vlan_tci\": %u, ", p->has_vlan, p->vlan_tci);
 	ip4(j, "saddr", p->saddr);
 	ip4(j, "daddr", p->daddr);
+	fprintf(j, "\"ipv6\": %u, \"flow_label\": %u, ", p->ipv6, p->flow_label);
+	ip6(j, "saddr6", p->saddr6);
+	ip6(j, "daddr6", p->daddr6);
 	fprintf(j, "\"tos\": %u, \"ttl\": %u, \"ip_id\": %u, \"ip_df\": %u, \"sport\": %u, ",
 		p->tos, p->ttl, p->ip_id, p->ip_df, p->sport);
 	fprintf(j, "\"opcode\": %u, \"se\": %u, \"mig\": %u, \"pad\": %u, \"tver\": %u, "
@@ -75,6 +89,7 @@ static void write_json(FILE *j, const struct blue_pkt *p, uint32_t pad, int firs
 	fprintf(j, "\"atmack\": %llu, \"imm\": %u, \"ieth\": %u, \"deth\": [%u, %u], ",
 		(unsigned long long)p->atmack.orig, p->imm, p->ieth_rkey, p->deth.qkey,
 		p->deth.sqpn);
+	fprintf(j, "\"feth\": %u, ", p->feth);
 	fprintf(j, "\"payload\": \"");
 	for (i = 0; i < p->payload_len; i++)
 		fprintf(j, "%02x", p->payload[i]);
@@ -100,6 +115,17 @@ static void make_pkt(struct blue_pkt *p, uint8_t op, uint32_t i, uint8_t *data, 
 	p->ttl = (uint8_t)(64 - i);
 	p->ip_id = (uint16_t)(0x1000 + i * 7);
 	p->ip_df = i % 7 != 3;
+	if (i % 3 == 2) {	/* every third frame over IPv6 (RFC 8200), a flow label on some */
+		uint8_t s6[16] = { 0xfd, 0, 0xb1, 0x0e, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+		uint8_t d6[16] = { 0xfd, 0, 0xb1, 0x0e, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2 };
+
+		d6[15] = (uint8_t)(2 + (i & 3));
+		blue_pkt_set_ips(p, s6, d6);
+		p->saddr = p->daddr = 0;
+		p->ip_id = 0;
+		p->ip_df = 0;
+		p->flow_label = i % 2 ? 0x12345u + i : 0;
+	}
 	p->dqpn = (0x000100u + i * 0x010203u) & BLUE_QPN_MASK;
 	p->sport = blue_udp_sport(0x11 + i, p->dqpn);
 	p->psn = (0xfffff0u + i * 3) & BLUE_PSN_MASK;	/* crosses the wrap */
@@ -123,6 +149,8 @@ static void make_pkt(struct blue_pkt *p, uint8_t op, uint32_t i, uint8_t *data, 
 	p->atmack.orig = 10871832084401530881ull + i;
 	p->imm = 0xdead0000u | i;
 	p->ieth_rkey = 0xbeef0000u | i;
+	/* a FLUSH's FETH: placement type PERSISTENT|GLOBAL, selectivity MR (IBA 1.5) */
+	p->feth = 0x3u | 1u << BLUE_FETH_SEL_SHIFT;
 	p->deth.qkey = 0x11111111u * ((i % 15) + 1);
 	p->deth.sqpn = (0x000001u + i * 0x10101u) & BLUE_QPN_MASK;
 

@@ -142,10 +142,11 @@ void rc_qp_connect_qpn(struct rc_fx *fx, struct rc_side *s, struct rc_side *peer
 	a.rq_psn = rq_psn;
 	a.max_dest_rd_atomic = 4;
 	a.min_rnr_timer = fx->o.min_rnr_timer;
-	a.ah_attr.sgid_index = 1;
+	a.ah_attr.sgid_index = fx->o.sgid_index ? fx->o.sgid_index : 1;
 	a.ah_attr.port_num = 1;
 	a.ah_attr.hop_limit = fx->o.hop_limit;
-	cr_assert_eq(blue_query_gid(peer->ctx, 1, 1, &a.ah_attr.dgid), 0);
+	/* the peer's GID at the same index: both sides lay their tables out alike */
+	cr_assert_eq(blue_query_gid(peer->ctx, 1, a.ah_attr.sgid_index, &a.ah_attr.dgid), 0);
 	cr_assert_eq(blue_modify_qp(s->qp, &a, BLUE_QP_STATE | BLUE_QP_AV | BLUE_QP_PATH_MTU |
 				    BLUE_QP_DEST_QPN | BLUE_QP_RQ_PSN |
 				    BLUE_QP_MAX_DEST_RD_ATOMIC | BLUE_QP_MIN_RNR_TIMER),

@@ -37,6 +37,7 @@ struct rc_opts {
 	uint32_t max_inline;
 	enum blue_mtu mtu;
 	uint8_t hop_limit;		/* the address vector's; 0 = not given */
+	uint8_t sgid_index;		/* the address vector's; 0 = 1, the IPv4 GID */
 	int sq_sig_all;
 	int cqe;
 };

@@ -104,8 +104,11 @@ static enum blue_qp_state state_of(struct blue_qp *qp)
 /* The MAC the context sends to @in's address with now (its static entry). */
 static void entry_mac(struct fx *f, const struct blue_cm_info *in, uint8_t mac[6])
 {
+	union blue_gid g;
+
 	memset(mac, 0, 6);
-	cr_assert_eq(blue__resolve_neigh(f->ctx, in->ipv4, mac), 0, "no entry for the peer");
+	blue__gid_from_ipv4(&g, in->ipv4);
+	cr_assert_eq(blue__resolve_neigh(f->ctx, &g, mac), 0, "no entry for the peer");
 }
 
 Test(cm_neigh, in_use_entry_is_not_overwritten)

@@ -20,7 +20,8 @@
 /*
  * IBA vol. 1 table 36 and 9.3, written out here independently of wire.h. Letters name
  * the extended headers in wire order: D DETH, R RETH, T AtomicETH, A AETH,
- * K AtomicAckETH, I ImmDt, V IETH, C the CNP's 16 reserved bytes (annex A17.9.3).
+ * K AtomicAckETH, I ImmDt, V IETH, C the CNP's 16 reserved bytes (annex A17.9.3),
+ * F the FETH of IBA 1.5's FLUSH (before the RETH, where rxe puts it).
  */
 static const struct {
 	uint8_t		op;
@@ -33,6 +34,7 @@ static const struct {
 	{ 0x0c, "R", 0 },  { 0x0d, "A", 1 },  { 0x0e, "", 1 },   { 0x0f, "A", 1 },
 	{ 0x10, "A", 1 },  { 0x11, "A", 0 },  { 0x12, "AK", 0 }, { 0x13, "T", 0 },
 	{ 0x14, "T", 0 },  { 0x16, "V", 1 },  { 0x17, "V", 1 },
+	{ 0x1c, "FR", 0 }, { 0x1d, "R", 1 },	/* IBA 1.5: FLUSH, ATOMIC WRITE */
 	{ 0x20, "", 1 },   { 0x21, "", 1 },   { 0x22, "", 1 },   { 0x23, "I", 1 },
 	{ 0x24, "", 1 },   { 0x25, "I", 1 },  { 0x26, "R", 1 },  { 0x27, "", 1 },
 	{ 0x28, "", 1 },   { 0x29, "I", 1 },  { 0x2a, "R", 1 },  { 0x2b, "RI", 1 },
@@ -52,6 +54,7 @@ static unsigned int hdr_size(char h)
 	case 'I': return 4;
 	case 'V': return 4;
 	case 'C': return 16;
+	case 'F': return 4;
 	}
 	return 1000;
 }
@@ -106,6 +109,7 @@ static void fill_random(struct blue_pkt *p, uint8_t op)
 	p->ieth_rkey = (uint32_t)rnd();
 	p->deth.qkey = (uint32_t)rnd();
 	p->deth.sqpn = (uint32_t)rnd() & BLUE_QPN_MASK;
+	p->feth = (uint32_t)rnd();
 }
 
 Test(codec_table, opcode_set_matches_iba)
@@ -196,6 +200,9 @@ Test(codec_build, headers_in_iba_order)
 				break;
 			case 'V':
 				cr_expect_eq(be_at(b, 4), p.ieth_rkey, "0x%02x ieth", p.opcode);
+				break;
+			case 'F':
+				cr_expect_eq(be_at(b, 4), p.feth, "0x%02x feth", p.opcode);
 				break;
 			case 'C':
 				for (unsigned int k = 0; k < 16; k++)
@@ -330,6 +337,10 @@ static void expect_same(const struct blue_pkt *w, const struct blue_pkt *g, cons
 	} else {
 		cr_expect_eq(g->deth.qkey | g->deth.sqpn, 0, "%s: no DETH", what);
 	}
+	if (fl & BLUE_OPF_FETH)
+		F(feth);
+	else
+		cr_expect_eq(g->feth, 0, "%s: no FETH", what);
 #undef F
 }
 

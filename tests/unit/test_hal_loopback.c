@@ -373,7 +373,11 @@ Test(hal_loopback, bind_rules)
 	cr_assert_eq(blue_hal_flow_bind(p.sb, 0x11), 0, "binding again is allowed");
 
 	cr_assert_eq(blue_hal_flow_bind(p.sb, 0), -EINVAL);
-	cr_assert_eq(blue_hal_flow_bind(p.sb, 1), -EINVAL);
+	/* QPN 1, the GSI, is steered like any QP (its owner is the CM agent) */
+	cr_assert_eq(blue_hal_flow_bind(p.sb, 1), 0, "QP1 (the GSI) is steerable");
+	cr_assert_eq(t[1].qpn, 1);
+	cr_assert_eq(blue_hal_flow_unbind(p.b, 1), 0);
+	cr_assert_eq(t[1].qpn, 0);
 	cr_assert_eq(blue_hal_flow_bind(p.sb, 0x1000000), -EINVAL);
 
 	/* Re-binding moves the QPN to another socket. */

@@ -104,8 +104,10 @@ Test(codec_parse, not_ipv4)
 {
 	int n = build(BLUE_OP_RC_SEND_ONLY, 5);
 
+	/* RoCEv2 over IPv6 is parsed (test_codec6.c): an IPv4 header under its
+	 * ethertype is a wrong IP version */
 	put16(frame + 12, 0x86dd);
-	expect((size_t)n, BLUE_PARSE_NOT_IPV4, -EPROTONOSUPPORT, "IPv6 ethertype");
+	expect((size_t)n, BLUE_PARSE_BAD_IP_VERSION, -EBADMSG, "IPv4 under the IPv6 ethertype");
 	put16(frame + 12, 0x0806);
 	expect((size_t)n, BLUE_PARSE_NOT_IPV4, -EPROTONOSUPPORT, "ARP");
 }

@@ -1078,7 +1078,10 @@ Test(rc_retx, rnr_under_selective)
 	wr = (struct blue_send_wr){ .wr_id = 1, .sg_list = &sge, .num_sge = 1,
 		.opcode = BLUE_WR_SEND, .send_flags = BLUE_SEND_SIGNALED };
 	rc_post_send(&fx.a, &wr);
-	rc_quiet(&fx, fx.a.scq, 5);
+	/* no completion while the RNR NAK comes: wait for it by event, bounded (a fixed
+	 * 5 ms window was too short under ASan on a loaded machine) */
+	for (int i = 0; i < RC_WAIT_MS && !fx.a.qp->live->rnr_events; i++)
+		rc_quiet(&fx, fx.a.scq, 1);
 	cr_assert_gt(fx.a.qp->live->rnr_events, 0, "RNR NAK'd");
 	rc_post_recv(&fx.b, 2, m.dst, m.len, m.dmr->lkey);
 	check_wc(rc_wait1(&fx, fx.a.scq, RC_WAIT_MS), 1, BLUE_WC_SEND, "send");

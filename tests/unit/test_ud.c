@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime/ah.h"
 #include "runtime/codec.h"
@@ -611,4 +612,88 @@ Test(ud, receive_from_an_srq)
 	cr_assert_eq(blue_destroy_qp(qp), 0);
 	cr_assert_eq(blue_destroy_srq(srq), 0);
 	ud_fx_fini(&fx);
+}
+
+/* QP1, the GSI (blue__create_gsi_qp): QPN exactly 1, one per device while it lives. */
+#define GSI_QKEY 0x80010000u
+
+static struct blue_qp *gsi_create(struct rc_side *s)
+{
+	struct blue_qp_init_attr ia = {
+		.send_cq = s->scq,
+		.recv_cq = s->rcq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.qp_type = BLUE_QPT_UD,
+	};
+
+	return blue__create_gsi_qp(s->pd, &ia);
+}
+
+Test(ud, gsi_qp1_mads_both_ways)
+{
+	struct blue_qp *rc_attempt, *again;
+	struct blue_qp_init_attr ia;
+	struct ud_fx fx;
+	struct blue_wc wc;
+	struct blue_pkt p;
+
+	memset(&fx, 0, sizeof(fx));
+	rc_fx_init_noqp(&fx.rc, NULL);
+	fx.rc.a.qp = gsi_create(&fx.rc.a);
+	fx.rc.b.qp = gsi_create(&fx.rc.b);
+	cr_assert_not_null(fx.rc.a.qp, "GSI: %s", strerror(errno));
+	cr_assert_not_null(fx.rc.b.qp, "GSI: %s", strerror(errno));
+	cr_assert_eq(blue_qp_num(fx.rc.a.qp), 1);
+	cr_assert_eq(fx.rc.a.ctx->qp_tbl[1].qpn, 1, "slot 1, generation 0");
+	cr_assert_eq(fx.rc.a.ctx->qp_tbl[1].owner_pid, (uint32_t)getpid());
+	/* a second QP1 on the device while the first lives: EADDRINUSE; not UD: EINVAL */
+	errno = 0;
+	cr_assert_null(gsi_create(&fx.rc.a));
+	cr_assert_eq(errno, EADDRINUSE);
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = ia.recv_cq = fx.rc.a.scq;
+	ia.cap.max_send_wr = 1;
+	ia.qp_type = BLUE_QPT_RC;
+	errno = 0;
+	rc_attempt = blue__create_gsi_qp(fx.rc.a.pd, &ia);
+	cr_assert_null(rc_attempt);
+	cr_assert_eq(errno, EINVAL);
+	ud_qp_up(fx.rc.a.qp, GSI_QKEY, 0);
+	ud_qp_up(fx.rc.b.qp, GSI_QKEY, 0);
+	side_init(&fx.rc.a, &fx.a);
+	side_init(&fx.rc.b, &fx.b);
+	fx.a.ah = ah_to(&fx.rc.a, &fx.rc.b);
+	fx.b.ah = ah_to(&fx.rc.b, &fx.rc.a);
+	blue_hal_loopback_set_filter(fx.rc.a.hal, capture_fn, &fx.cap_a);
+	/* a 256-byte MAD to dqpn 1 with the WR Q_Key 0x80010000: its high bit says "the
+	 * QP's own" (IBA 10.2.5), which is the same well-known key; DETH source QP 1 */
+	ud_post_recv(&fx.rc.b, &fx.b, 1, BLUE_GRH_LEN + 256);
+	ud_send(&fx.rc.a, &fx.a, fx.a.ah, 1, GSI_QKEY, 256, 11, false, 7);
+	expect_sent(&fx, &fx.rc.a, 7);
+	wc = rc_wait1(&fx.rc, fx.rc.b.rcq, RC_WAIT_MS);
+	cr_assert_eq(wc.status, BLUE_WC_SUCCESS, "recv %s", blue_wc_status_str(wc.status));
+	cr_assert_eq(wc.src_qp, 1);
+	cr_assert_eq(wc.qp_num, 1);
+	cr_assert_eq(wc.byte_len, BLUE_GRH_LEN + 256);
+	cr_assert(rc_check(area(&fx.b, 1) + BLUE_GRH_LEN, 256, 11), "MAD differs");
+	cr_assert_eq(blue_pkt_parse(fx.cap_a.frame, fx.cap_a.len, &p), 0);
+	cr_assert_eq(p.dqpn, 1);
+	cr_assert_eq(p.pkey, 0xffff);
+	cr_assert_eq(p.deth.qkey, GSI_QKEY);
+	cr_assert_eq(p.deth.sqpn, 1);
+	/* gone, and made again: the slot is free for the next QP1 */
+	cr_assert_eq(blue_destroy_ah(fx.a.ah), 0);
+	cr_assert_eq(blue_destroy_ah(fx.b.ah), 0);
+	cr_assert_eq(blue_dereg_mr(fx.a.mr), 0);
+	cr_assert_eq(blue_dereg_mr(fx.b.mr), 0);
+	free(fx.a.buf);
+	free(fx.b.buf);
+	cr_assert_eq(blue_destroy_qp(fx.rc.a.qp), 0);
+	cr_assert_eq(fx.rc.a.ctx->qp_tbl[1].qpn, 0);
+	again = gsi_create(&fx.rc.a);
+	cr_assert_not_null(again, "QP1 again: %s", strerror(errno));
+	cr_assert_eq(blue_qp_num(again), 1);
+	fx.rc.a.qp = again;
+	rc_fx_fini(&fx.rc);
 }

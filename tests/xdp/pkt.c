@@ -59,16 +59,23 @@ static uint16_t ip_csum(const uint8_t *p, size_t len)
 uint32_t pkt_icrc(const uint8_t *ip, size_t icrc_off)
 {
 	uint8_t tmp[8 + 9000];
-	size_t ihl = (ip[0] & 0x0f) * 4;
+	bool v6 = (ip[0] >> 4) == 6;
+	size_t ihl = v6 ? 40 : (ip[0] & 0x0f) * 4u;
 	uint8_t *d = tmp + 8;
 
 	if (icrc_off > sizeof(tmp) - 8 || icrc_off < ihl + 8 + 12)
 		return 0;
 	memset(tmp, 0xff, 8);
 	memcpy(d, ip, icrc_off);
-	d[1] = 0xff;			/* TOS */
-	d[8] = 0xff;			/* TTL */
-	d[10] = d[11] = 0xff;		/* header checksum */
+	if (v6) {			/* annex A17.8: traffic class, flow label, hop limit */
+		d[0] |= 0x0f;
+		d[1] = d[2] = d[3] = 0xff;
+		d[7] = 0xff;
+	} else {
+		d[1] = 0xff;		/* TOS */
+		d[8] = 0xff;		/* TTL */
+		d[10] = d[11] = 0xff;	/* header checksum */
+	}
 	d[ihl + 6] = d[ihl + 7] = 0xff;	/* UDP checksum */
 	d[ihl + 8 + 4] = 0xff;		/* BTH FECN, BECN, reserved */
 	return crc32(0, tmp, 8 + icrc_off);
@@ -93,6 +100,10 @@ static uint8_t *put_roce(const struct pkt_spec *s, uint8_t *p, size_t off[PL__MA
 		put32(p, 0x11111111);		/* Q_Key */
 		put32(p + 4, 0x000abc);		/* source QP */
 		p += sizeof(struct blue_deth);
+	}
+	if (f & BLUE_OPF_FETH) {
+		put32(p, 0x1);			/* FLUSH GLOBAL, level RANGE (IBA 1.5) */
+		p += sizeof(struct blue_feth);
 	}
 	if (f & BLUE_OPF_RETH) {
 		put32(p, 0);
@@ -212,7 +223,7 @@ size_t pkt_build(const struct pkt_spec *s, uint8_t *buf, size_t cap)
 			memset(p + 20, 1, ip_hlen - 20);	/* NOP options */
 		p = put_l4(s, p + (ip_hlen > 20 ? ip_hlen : 20), off, buf);
 	} else if (s->ethertype == ETH_P_IPV6) {
-		p[0] = 0x60;
+		p[0] = (uint8_t)(s->ip_version << 4);
 		p[6] = s->ip_proto;
 		p[7] = 64;
 		p[8] = 0xfe;
@@ -221,9 +232,8 @@ size_t pkt_build(const struct pkt_spec *s, uint8_t *buf, size_t cap)
 		p[25] = 0x80;
 		p[23] = 1;
 		p[39] = 2;
+		p[1] = 0x20;			/* traffic class ECT(0), as p[1] of IPv4 */
 		p = put_l4(s, p + 40, off, buf);
-		put16(buf + off[PL_IP] + 4, (p - buf) - off[PL_IP] - 40);
-		put16(buf + off[PL_UDP] + 4, (p - buf) - off[PL_UDP]);
 	} else if (s->ethertype == ETH_P_ARP) {
 		put16(p, 1);			/* Ethernet */
 		put16(p + 2, ETH_P_IP);
@@ -258,6 +268,18 @@ size_t pkt_build(const struct pkt_spec *s, uint8_t *buf, size_t cap)
 			put32(buf + off[PL_ICRC], htonl(pkt_icrc(ip, off[PL_ICRC] - off[PL_IP])));
 		put16(ip + 10, 0);
 		put16(ip + 10, ip_csum(ip, ip_hlen));
+	} else if (s->ethertype == ETH_P_IPV6) {
+		uint8_t *ip = buf + off[PL_IP];
+		size_t upto = s->cut_raw ? full : end;
+
+		/* the payload length, as IPv4's total length, describes the (cut) frame */
+		put16(ip + 4, s->tot_len_set ? s->tot_len_set :
+			      (upto - off[PL_IP] - 40) + s->tot_len_adj);
+		if (s->ip_proto == IPPROTO_UDP)
+			put16(buf + off[PL_UDP] + 4, s->udp_len_set ? s->udp_len_set :
+			      (upto - off[PL_UDP]) + s->udp_len_adj);
+		if (s->icrc && s->ip_proto == IPPROTO_UDP && end == full)
+			put32(buf + off[PL_ICRC], htonl(pkt_icrc(ip, off[PL_ICRC] - off[PL_IP])));
 	}
 
 	/* Bytes past the cut are not part of the frame; trailer bytes are, as zeros. */

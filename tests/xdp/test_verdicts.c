@@ -41,6 +41,7 @@
 #define QPN_ALIAS	0x001011u	/* slot 0x11, which QPN_A owns */
 #define QPN_LIMITED	0x00001cu	/* P_Key 0x7fff: a limited member of the default partition */
 #define QPN_PART	0x00001du	/* P_Key 0x8123: a full member of partition 0x123 */
+#define QPN_GSI		0x000001u	/* QP1, the GSI (slot 1, generation 0): the CM agent's */
 
 #define PK_FULL		BLUE_DEFAULT_PKEY
 
@@ -64,6 +65,7 @@ static const struct {
 	{ QPN_TOP,	0,   BLUE_QPS_RTS, PK_FULL },
 	{ QPN_LIMITED,	0,   BLUE_QPS_RTS, 0x7fff },
 	{ QPN_PART,	0,   BLUE_QPS_RTS, 0x8123 },
+	{ QPN_GSI,	1,   BLUE_QPS_RTS, PK_FULL },
 };
 #define N_QP	(sizeof(qp_table) / sizeof(qp_table[0]))
 
@@ -108,6 +110,8 @@ B(sr_nak, s->opcode = BLUE_OP_RC_ACKNOWLEDGE; s->payload_len = 0;
 B(cmp_swap, s->opcode = BLUE_OP_RC_COMPARE_SWAP; s->payload_len = 0)
 B(fetch_add, s->opcode = BLUE_OP_RC_FETCH_ADD; s->payload_len = 0)
 B(atomic_ack, s->opcode = BLUE_OP_RC_ATOMIC_ACKNOWLEDGE; s->payload_len = 0)
+B(flush, s->opcode = BLUE_OP_RC_FLUSH; s->payload_len = 0)
+B(atomic_write, s->opcode = BLUE_OP_RC_ATOMIC_WRITE; s->payload_len = 8)
 B(ud_send, s->opcode = BLUE_OP_UD_SEND_ONLY)
 B(ud_send_imm, s->opcode = BLUE_OP_UD_SEND_ONLY_IMM)
 B(uc_send, s->opcode = BLUE_OP_UC_SEND_ONLY)
@@ -133,8 +137,29 @@ B(to_top, s->dqpn = QPN_TOP)
 
 B(arp, s->ethertype = ETH_P_ARP)
 B(lldp, s->ethertype = 0x88cc)
-B(ipv6, s->ethertype = ETH_P_IPV6)
-B(vlan_ipv6, s->ethertype = ETH_P_IPV6; s->vlan_tags = 1)
+#define V6	s->ethertype = ETH_P_IPV6; s->ip_version = 6
+B(ipv6, V6)
+B(vlan_ipv6, V6; s->vlan_tags = 1)
+B(ipv6_ack, V6; s->opcode = BLUE_OP_RC_ACKNOWLEDGE; s->payload_len = 0)
+B(ipv6_ud, V6; s->opcode = BLUE_OP_UD_SEND_ONLY)
+B(ipv6_trailer, V6; s->opcode = BLUE_OP_RC_ACKNOWLEDGE; s->payload_len = 0; s->trailer = 8)
+B(ipv6_icmp, V6; s->ip_proto = 58)
+B(ipv6_tcp, V6; s->ip_proto = IPPROTO_TCP)
+B(ipv6_hopopts, V6; s->ip_proto = 0)
+B(ipv6_frag, V6; s->ip_proto = 44)
+B(ipv6_routing, V6; s->ip_proto = 43)
+B(ipv6_dstopts, V6; s->ip_proto = 60)
+B(ipv6_udp_53, V6; s->dport = 53)
+B(ipv6_cut, V6; s->cut_layer = PL_IP; s->cut_len = 30)
+B(ipv6_ver_4, V6; s->ip_version = 4)
+B(ipv6_plen_long, V6; s->tot_len_adj = 1)
+B(ipv6_udp_len_long, V6; s->udp_len_adj = 1)
+B(ipv6_udp_len_7, V6; s->udp_len_set = 7)
+B(ipv6_cut_bth, V6; s->cut_layer = PL_BTH; s->cut_len = 6)
+B(ipv6_no_icrc, V6; s->opcode = BLUE_OP_RC_ACKNOWLEDGE; s->payload_len = 0; s->icrc = false)
+B(ipv6_unknown, V6; s->dqpn = QPN_UNKNOWN)
+B(ipv6_reset, V6; s->dqpn = QPN_RESET)
+B(ipv6_pk_other, V6; s->pkey = 0x9234)
 B(qinq, s->vlan_tags = 2; s->vlan_tpid = ETH_P_8021AD)
 B(tcp, s->ip_proto = IPPROTO_TCP)
 B(icmp_mf, s->ip_proto = IPPROTO_ICMP; s->frag = 0x2000)
@@ -173,11 +198,17 @@ B(cut_immdt, s->opcode = BLUE_OP_RC_SEND_ONLY_IMM; s->payload_len = 0; s->cut_la
   s->cut_len = 2)
 B(cut_ieth, s->opcode = BLUE_OP_RC_SEND_ONLY_INV; s->payload_len = 0; s->cut_layer = PL_EXT;
   s->cut_len = 2)
+B(cut_feth, s->opcode = BLUE_OP_RC_FLUSH; s->payload_len = 0; s->cut_layer = PL_EXT;
+  s->cut_len = 12)
 B(cut_deth, s->opcode = BLUE_OP_UD_SEND_ONLY; s->payload_len = 0; s->cut_layer = PL_EXT;
   s->cut_len = 4)
 B(cut_ud_immdt, s->opcode = BLUE_OP_UD_SEND_ONLY_IMM; s->payload_len = 0;
   s->cut_layer = PL_EXT; s->cut_len = 10)
 B(ud_to_rtr, s->opcode = BLUE_OP_UD_SEND_ONLY; s->dqpn = QPN_RTR)
+/* a MAD as the kernel CM sends it: UD SEND Only to QP1, 256 bytes after the DETH */
+B(ud_mad_to_gsi, s->opcode = BLUE_OP_UD_SEND_ONLY; s->dqpn = QPN_GSI; s->payload_len = 256)
+B(gsi_other_part, s->opcode = BLUE_OP_UD_SEND_ONLY; s->dqpn = QPN_GSI; s->pkey = 0x9234;
+  s->payload_len = 256)
 B(cut_cnp, s->opcode = BLUE_OP_CNP; s->payload_len = 0; s->becn = true; s->cut_layer = PL_EXT;
   s->cut_len = 8)
 B(cut_icrc, s->payload_len = 0; s->cut_layer = PL_ICRC; s->cut_len = 2)
@@ -237,6 +268,8 @@ static const struct xdp_row rows[] = {
 	REDIR("RC Compare & Swap (AtomicETH)", cmp_swap, 0),
 	REDIR("RC Fetch & Add (AtomicETH)", fetch_add, 0),
 	REDIR("RC Atomic Acknowledge (AETH + AtomicAckETH)", atomic_ack, 0),
+	REDIR("RC FLUSH 0x1c (FETH + RETH, IBA 1.5)", flush, 0),
+	REDIR("RC ATOMIC WRITE 0x1d (RETH + 8 bytes, IBA 1.5)", atomic_write, 0),
 	REDIR("UD SEND Only (DETH)", ud_send, 0),
 	REDIR("UD SEND Only with Immediate (DETH + ImmDt)", ud_send_imm, 0),
 	REDIR("UC SEND Only (UC is served)", uc_send, 0),
@@ -258,6 +291,8 @@ static const struct xdp_row rows[] = {
 	REDIR("QP in INIT", to_init, 0),
 	REDIR("QP in RTR", to_rtr, 0),
 	REDIR("UD SEND Only to a QP in RTR (a UD QP receives there)", ud_to_rtr, 0),
+	/* QP1 is steered like any QP, to the socket of the process that owns it */
+	REDIR("UD SEND Only to QP1 (a CM MAD for the GSI's owner)", ud_mad_to_gsi, 1),
 	REDIR("QP in SQD", to_sqd, 0),
 	REDIR("QP in SQE", to_sqe, 0),
 	REDIR("QPN 0xabcfff in the last slot", to_top, 0),
@@ -266,8 +301,29 @@ static const struct xdp_row rows[] = {
 	PASS("ARP", arp, PASS_NON_IP),
 	PASS("LLDP ethertype", lldp, PASS_NON_IP),
 	PASS("QinQ: a second tag is not parsed", qinq, PASS_NON_IP),
-	PASS("IPv6 UDP to 4791", ipv6, PASS_IPV6),
-	PASS("802.1Q-tagged IPv6", vlan_ipv6, PASS_IPV6),
+	/* RoCEv2 over IPv6: the same checks as over IPv4 */
+	REDIR("IPv6 RC SEND Only", ipv6, 0),
+	REDIR("802.1Q-tagged IPv6 RC SEND Only", vlan_ipv6, 0),
+	REDIR("IPv6 ACK", ipv6_ack, 0),
+	REDIR("IPv6 UD SEND Only", ipv6_ud, 0),
+	REDIR("Ethernet padding after the IPv6 datagram", ipv6_trailer, 0),
+	PASS("ICMPv6 (neighbour discovery is the kernel's)", ipv6_icmp, PASS_NON_UDP),
+	PASS("IPv6 TCP to port 4791", ipv6_tcp, PASS_NON_UDP),
+	PASS("IPv6 hop-by-hop options header: passed, counted", ipv6_hopopts, PASS_IPV6),
+	PASS("IPv6 fragment header: passed, counted", ipv6_frag, PASS_IPV6),
+	PASS("IPv6 routing header: passed, counted", ipv6_routing, PASS_IPV6),
+	PASS("IPv6 destination options header: passed, counted", ipv6_dstopts, PASS_IPV6),
+	PASS("IPv6 UDP to 53", ipv6_udp_53, PASS_NON_ROCE),
+	DROP("IPv6 header cut at 30 bytes", ipv6_cut, DROP_TRUNC_IP),
+	DROP("IP version 4 under the IPv6 ethertype", ipv6_ver_4, DROP_BAD_IP_HDR),
+	DROP("IPv6 payload length 1 byte beyond the frame", ipv6_plen_long, DROP_BAD_IP_HDR),
+	DROP("UDP length 1 byte beyond the IPv6 payload", ipv6_udp_len_long, DROP_BAD_UDP_LEN),
+	DROP("UDP length 7 over IPv6", ipv6_udp_len_7, DROP_BAD_UDP_LEN),
+	DROP("IPv6: BTH cut at 6 bytes", ipv6_cut_bth, DROP_TRUNC_BTH),
+	DROP("IPv6 ACK with no room for the ICRC", ipv6_no_icrc, DROP_BAD_LENGTH),
+	DROP("IPv6 to an unknown QPN", ipv6_unknown, DROP_UNKNOWN_QPN),
+	DROP("IPv6 to a QP in RESET", ipv6_reset, DROP_QP_STATE),
+	DROP("IPv6 with P_Key 0x9234: another partition", ipv6_pk_other, DROP_BAD_PKEY),
 	PASS("TCP to port 4791", tcp, PASS_NON_UDP),
 	PASS("ICMP fragment (MF): not UDP, the kernel's", icmp_mf, PASS_NON_UDP),
 	PASS("UDP to 4792", udp_4792, PASS_NON_ROCE),
@@ -292,6 +348,7 @@ static const struct xdp_row rows[] = {
 	DROP("AtomicAckETH cut (AETH + 4 of 8 bytes)", cut_atmack, DROP_BAD_LENGTH),
 	DROP("ImmDt cut at 2 of 4 bytes", cut_immdt, DROP_BAD_LENGTH),
 	DROP("IETH cut at 2 of 4 bytes", cut_ieth, DROP_BAD_LENGTH),
+	DROP("FLUSH: FETH + RETH cut at 12 of 20 bytes", cut_feth, DROP_BAD_LENGTH),
 	DROP("DETH cut at 4 of 8 bytes", cut_deth, DROP_BAD_LENGTH),
 	DROP("UD ImmDt cut at 2 of 4 bytes (after a whole DETH)", cut_ud_immdt, DROP_BAD_LENGTH),
 	DROP("CNP reserved bytes cut at 8 of 16", cut_cnp, DROP_BAD_LENGTH),
@@ -337,6 +394,7 @@ static const struct xdp_row rows[] = {
 	      0),
 	DROP("P_Key 0x9234: another partition", pk_other_part, DROP_BAD_PKEY),
 	DROP("an ACK with P_Key 0x9234", pk_ack_other_part, DROP_BAD_PKEY),
+	DROP("a MAD to QP1 with P_Key 0x9234", gsi_other_part, DROP_BAD_PKEY),
 	DROP("P_Key 0x0000, the invalid key", pk_zero, DROP_BAD_PKEY),
 	DROP("P_Key 0x8000, the invalid key as a full member", pk_full_zero, DROP_BAD_PKEY),
 	DROP("limited member to a limited-member QP", pk_limited_to_limited, DROP_BAD_PKEY),

@@ -73,6 +73,9 @@ const char *qp_type_name(unsigned int t);
 const char *cc_algo_name(unsigned int a);
 /* "a.b.c.d" of a network-order IPv4 address, in @buf (16 bytes). */
 const char *ip_str(uint32_t be_addr, char *buf);
+/* The QP's peer address: its IPv6 one (peer_ip6) when it has one, else peer_ip. @buf
+ * holds INET6_ADDRSTRLEN bytes. */
+const char *peer_addr_str(const struct blue_qp_ctx *q, char *buf);
 /* A histogram's count as the sum of its buckets (see blue__obs hist_add). */
 uint64_t hist_count(const struct blue_hist *h);
 
@@ -105,6 +108,7 @@ enum qf_kind {
 	QF_HEX8,	/* a syndrome, 0x%02x */
 	QF_HEX16,	/* a P_Key, 0x%04x */
 	QF_IP,		/* IPv4 in network order */
+	QF_IP6,		/* 16 bytes of IPv6 address; all zeros shown as "-" */
 	QF_STATE,
 	QF_TYPE,
 	QF_MTU,		/* IB MTU enum */

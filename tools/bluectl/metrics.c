@@ -16,6 +16,7 @@
  * Names follow Prometheus practice: base units (seconds, bytes), counters end in _total.
  */
 #include <string.h>
+#include <arpa/inet.h>
 
 #include "tools/bluectl/bluectl.h"
 
@@ -208,7 +209,7 @@ static void qp_labels(const struct mw *m, const struct blue_qp_ctx *q, struct la
 	lbl(l, "qpn", qpn);
 	if (m->o->expose_peers) {
 		snprintf(peer_qpn, 12, "0x%06x", q->peer_qpn);
-		ip_str(q->peer_ip, peer);
+		peer_addr_str(q, peer);
 		lbl(l, "peer", peer);
 		lbl(l, "peer_qpn", peer_qpn);
 	}
@@ -218,7 +219,7 @@ static void qp_labels(const struct mw *m, const struct blue_qp_ctx *q, struct la
 static void qp_metrics(struct mw *m)
 {
 	const struct snap *s = m->s;
-	char qpn[12], peer[16], peer_qpn[12], name[96], mtu[8];
+	char qpn[12], peer[INET6_ADDRSTRLEN], peer_qpn[12], name[96], mtu[8];
 	struct labels l;
 	unsigned int i, k;
 

@@ -56,7 +56,7 @@ void qp_list_print_text(const struct snap *s, FILE *f, unsigned int max_rows)
 {
 	struct peer_sum *peers;
 	unsigned int i, n;
-	char ip[16], peer[32];
+	char ip[INET6_ADDRSTRLEN], peer[INET6_ADDRSTRLEN + 16];
 
 	if (!s->nqps) {
 		fprintf(f, "%s: no QPs in use\n", s->ifname);
@@ -69,7 +69,7 @@ void qp_list_print_text(const struct snap *s, FILE *f, unsigned int max_rows)
 	for (i = 0; i < s->nqps && (!max_rows || i < max_rows); i++) {
 		const struct blue_qp_ctx *q = &s->qps[i];
 
-		snprintf(peer, sizeof(peer), "%s:0x%06x", ip_str(q->peer_ip, ip), q->peer_qpn);
+		snprintf(peer, sizeof(peer), "%s:0x%06x", peer_addr_str(q, ip), q->peer_qpn);
 		fprintf(f, "0x%06x %-5s %-4s %4u 0x%06x 0x%06x 0x%06x %12llu  %-21s %6u %6llu "
 			"%6llu %6llu %12llu %12llu\n", q->qpn, qp_state_name(q->state),
 			qp_type_name(q->type), q->xsk_slot, q->sq_psn, q->una_psn, q->rq_psn,

@@ -5,6 +5,7 @@
  * three never disagree; tests/netns/test_observe.sh checks that every member the map's
  * BTF names (but padding and reserved room) is here.
  */
+#include <arpa/inet.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -28,6 +29,7 @@ const struct qp_field qp_fields[] = {
 	F(peer_qpn, QF_HEX, QM_NONE, NULL, NULL),
 	F(peer_ip, QF_IP, QM_NONE, NULL, NULL),
 	F(local_ip, QF_IP, QM_NONE, NULL, NULL),
+	F(peer_ip6, QF_IP6, QM_NONE, NULL, NULL),
 	F(sq_psn, QF_HEX, QM_GAUGE, "sq_psn", "next PSN to send"),
 	F(una_psn, QF_HEX, QM_GAUGE, "una_psn", "oldest unacknowledged PSN"),
 	F(outstanding, QF_U, QM_GAUGE, "outstanding_wrs", "send WRs posted and not completed"),
@@ -83,6 +85,14 @@ const struct qp_field qp_fields[] = {
 	  "UD requests dropped for a Q_Key not the QP's"),
 	F(ud_no_wqe, QF_U, QM_COUNTER, "ud_no_wqe_total",
 	  "UD requests dropped with no receive WQE posted"),
+	F(uc_drop_seq, QF_U, QM_COUNTER, "uc_drop_seq_total",
+	  "UC requests dropped for a PSN gap or an opcode out of sequence"),
+	F(uc_no_wqe, QF_U, QM_COUNTER, "uc_no_wqe_total",
+	  "UC requests dropped with no receive WQE posted (or no CQ room)"),
+	F(uc_drop_access, QF_U, QM_COUNTER, "uc_drop_access_total",
+	  "UC WRITEs dropped for the QP's rights or an R_Key"),
+	F(uc_drop_len, QF_U, QM_COUNTER, "uc_drop_len_total",
+	  "UC requests dropped for a length that does not fit"),
 };
 
 const unsigned int qp_nfields = sizeof(qp_fields) / sizeof(qp_fields[0]);
@@ -143,6 +153,17 @@ void qf_format(const struct qp_field *f, const struct blue_qp_ctx *q, char *buf,
 	case QF_IP:
 		snprintf(buf, len, "%s", ip_str((uint32_t)v, ip));
 		break;
+	case QF_IP6: {
+		static const uint8_t zero[16];
+		char s6[INET6_ADDRSTRLEN];
+		const uint8_t *a6 = (const uint8_t *)q + f->off;
+
+		if (memcmp(a6, zero, sizeof(zero)))
+			snprintf(buf, len, "%s", inet_ntop(AF_INET6, a6, s6, sizeof(s6)));
+		else
+			snprintf(buf, len, "- (IPv4 peer)");
+		break;
+	}
 	case QF_STATE:
 		snprintf(buf, len, "%s (%llu)", qp_state_name((unsigned int)v),
 			 (unsigned long long)v);
@@ -190,15 +211,26 @@ void qf_format(const struct qp_field *f, const struct blue_qp_ctx *q, char *buf,
 
 void qf_json(struct jw *w, const struct blue_qp_ctx *q)
 {
-	char buf[32];
+	char buf[INET6_ADDRSTRLEN];
 	unsigned int i;
 
-	for (i = 0; i < qp_nfields; i++)
+	for (i = 0; i < qp_nfields; i++) {
+		if (qp_fields[i].kind == QF_IP6) {
+			/* the bytes, as bpftool prints a __u8[16]; as text in peer_addr */
+			const uint8_t *a6 = (const uint8_t *)q + qp_fields[i].off;
+
+			jw_arr(w, qp_fields[i].name);
+			for (unsigned int k = 0; k < qp_fields[i].size; k++)
+				jw_u64(w, NULL, a6[k]);
+			jw_arr_end(w);
+			continue;
+		}
 		jw_u64(w, qp_fields[i].name, qf_value(&qp_fields[i], q));
+	}
 	jw_str(w, "state_name", qp_state_name(q->state));
 	jw_str(w, "type_name", qp_type_name(q->type));
 	jw_str(w, "cc_algo_name", cc_algo_name(q->cc_algo));
-	jw_str(w, "peer_addr", ip_str(q->peer_ip, buf));
+	jw_str(w, "peer_addr", peer_addr_str(q, buf));
 	jw_str(w, "local_addr", ip_str(q->local_ip, buf));
 	jw_u64(w, "path_mtu_bytes", q->path_mtu >= 1 && q->path_mtu <= 5 ? 128u << q->path_mtu : 0);
 }

@@ -54,6 +54,15 @@ const char *ip_str(uint32_t be_addr, char *buf)
 	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
 }
 
+const char *peer_addr_str(const struct blue_qp_ctx *q, char *buf)
+{
+	static const uint8_t zero[16];
+
+	if (memcmp(q->peer_ip6, zero, sizeof(zero)))
+		return inet_ntop(AF_INET6, q->peer_ip6, buf, INET6_ADDRSTRLEN);
+	return ip_str(q->peer_ip, buf);
+}
+
 uint64_t hist_count(const struct blue_hist *h)
 {
 	uint64_t n = 0;

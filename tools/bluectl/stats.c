@@ -49,6 +49,7 @@ const struct dev_field eng_fields[] = {
 	E(rx_wrong_transport, "blue_engine_rx_dropped_total", "wrong_transport", NULL),
 	E(rx_bad_qkey, "blue_engine_rx_dropped_total", "ud_bad_qkey", NULL),
 	E(rx_ud_no_wqe, "blue_engine_rx_dropped_total", "ud_no_wqe", NULL),
+	E(rx_uc_dropped, "blue_engine_rx_dropped_total", "uc", NULL),
 	E(rx_dup, "blue_engine_requests_refused_total", "duplicate",
 	  "requests the responder did not execute"),
 	E(rx_seq_err, "blue_engine_requests_refused_total", "sequence_error", NULL),
