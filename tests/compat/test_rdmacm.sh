@@ -39,10 +39,11 @@ rc_setup() {
 # each bounded by SECS; sets RC_SRC/RC_CRC (exit codes) and RC_SRV/RC_CLI (logs). rdma_cm
 # listens on no socket that could be waited for, so a client that came before the
 # server's rdma_listen (REJECTED with reason 8, invalid service ID: the server's CM agent
-# answered, its listener was not there yet) is run again, at most 5 times, 1 s apart,
-# while the server runs (a loaded machine starts perftest's server in more than 1 s)
+# answered, its listener was not there yet) is run again, 1 s apart, while the server runs
+# and for at most half of SECS in all: a loaded machine (CI) has taken more than 6 s to bring
+# perftest's server to rdma_listen, and a fixed 5 tries left that server waiting to its bound
 rc_pair() {
-	local secs=$1 spid sargs=() cargs=() try; shift
+	local secs=$1 spid sargs=() cargs=() try=0 until; shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do sargs+=("$1"); shift; done
 	[ $# -gt 0 ] && shift
 	cargs=("$@")
@@ -53,12 +54,14 @@ rc_pair() {
 	on_exit "kill $spid 2>/dev/null"
 	sleep 1
 	RC_SRC=0
-	for try in 1 2 3 4 5; do
+	until=$((SECONDS + secs / 2))
+	while :; do
+		try=$((try + 1))
 		RC_CRC=0
 		ns_exec "$NS_B" timeout "$secs" "${COMPAT_ENV[@]}" "${cargs[@]}" >"$RC_CLI" 2>&1 ||
 			RC_CRC=$?
 		if [ "$RC_CRC" -eq 0 ] || ! grep -qE "REJECTED[^0-9]*8([^0-9]|$)" "$RC_CLI" ||
-		   ! kill -0 "$spid" 2>/dev/null; then
+		   ! kill -0 "$spid" 2>/dev/null || [ "$SECONDS" -ge "$until" ]; then
 			break
 		fi
 		echo "# client attempt $try: REJECTED 8 (the server was not listening yet); again in 1 s"
@@ -234,7 +237,7 @@ test_rdma_server_client() {
 _perftest_R() {
 	local tool=$1
 	rc_setup "$tool"
-	rc_pair 40 "$tool" -R -d "$IF_A" -n 1000 -- "$tool" -R -d "$IF_B" -n 1000 "$RC_IP_A"
+	rc_pair 60 "$tool" -R -d "$IF_A" -n 1000 -- "$tool" -R -d "$IF_B" -n 1000 "$RC_IP_A"
 	rc_both_ok "$tool -R"
 	grep -q "Data ex. method : rdma_cm" "$RC_CLI" || fail "$tool: not over rdma_cm"
 	grep -qE "^ *65536 +1000 " "$RC_CLI" || fail "$tool client: no 65536-byte row of 1000 iterations"
