@@ -178,11 +178,9 @@ static void live_set_peer(struct blue_qp *qp)
 
 static int cap_check(const struct blue_qp_cap *c)
 {
-	if (c->max_send_wr < 1 || c->max_send_wr > BLUE_MAX_QP_WR ||
-	    c->max_recv_wr > BLUE_MAX_QP_WR) {
+	if (c->max_send_wr > BLUE_MAX_QP_WR || c->max_recv_wr > BLUE_MAX_QP_WR) {
 		blue__logf("create_qp: max_send_wr %u / max_recv_wr %u; the device takes "
-			   "1..%d / 0..%d", c->max_send_wr, c->max_recv_wr, BLUE_MAX_QP_WR,
-			   BLUE_MAX_QP_WR);
+			   "0..%d each", c->max_send_wr, c->max_recv_wr, BLUE_MAX_QP_WR);
 		return EINVAL;
 	}
 	if (c->max_send_sge > BLUE_MAX_SGE || c->max_recv_sge > BLUE_MAX_SGE) {

@@ -30,10 +30,12 @@ int blue__wq_init(struct blue_wq *wq, int is_send, uint32_t max_wr, uint32_t max
 		size = (uint32_t)sizeof(struct blue_recv_wqe) +
 		       max_sge * (uint32_t)sizeof(struct blue_sge);
 	}
+	/* a queue asked for 0 WRs (a receive-only QP, a QP on an SRQ) holds none, as the
+	 * kernel's drivers make it: the ring of one only keeps the code paths uniform */
 	err = blue_ring_init(&wq->ring, max_wr ? max_wr : 1, size);
 	if (err)
 		return err;
-	wq->max_wr = blue_ring_size(&wq->ring);
+	wq->max_wr = max_wr ? blue_ring_size(&wq->ring) : 0;
 	wq->max_sge = max_sge;
 	wq->max_inline = is_send ? max_inline : 0;
 	return 0;
@@ -252,7 +254,7 @@ int blue_post_send(struct blue_qp *qp, struct blue_send_wr *wr, struct blue_send
 		err = EINVAL;
 		goto out;
 	}
-	room = blue_ring_room(&qp->sq.ring);
+	room = blue__wq_room(&qp->sq);
 	prod = blue_ring_prod_own(&qp->sq.ring);
 	for (; wr; wr = wr->next) {
 		err = send_wr_check(qp, wr, &len);
@@ -287,7 +289,7 @@ int blue__wq_post_recv(struct blue_wq *wq, const char *who, uint32_t id,
 	uint64_t len;
 	int err = 0, i;
 
-	room = blue_ring_room(&wq->ring);
+	room = blue__wq_room(wq);
 	prod = blue_ring_prod_own(&wq->ring);
 	for (; wr; wr = wr->next) {
 		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > wq->max_sge ||

@@ -65,6 +65,12 @@ struct blue_wq {
 	uint32_t max_inline;	/* send queue only */
 };
 
+/* How many more WRs may be posted: none on a queue made for 0 */
+static inline uint32_t blue__wq_room(const struct blue_wq *wq)
+{
+	return wq->max_wr ? blue_ring_room(&wq->ring) : 0;
+}
+
 static inline struct blue_send_wqe *blue_sq_wqe(const struct blue_wq *wq, uint32_t idx)
 {
 	return (struct blue_send_wqe *)blue_ring_elem(&wq->ring, idx);

@@ -266,12 +266,6 @@ int cma_qp_create(struct cma_id *id, struct ibv_qp_init_attr_ex *a)
 	a->comp_mask |= IBV_QP_INIT_ATTR_PD;
 	if (!a->srq && id->id.srq)
 		a->srq = id->id.srq;
-	/* a receive-only QP (qperf's rc_bw server asks max_send_wr 0, which the kernel's
-	 * drivers take): blue's QPs have a send queue of 1 at least */
-	if (!a->cap.max_send_wr)
-		a->cap.max_send_wr = 1;
-	if (!a->cap.max_send_sge)
-		a->cap.max_send_sge = 1;
 	err = make_cqs(id, a);
 	if (err)
 		return err;

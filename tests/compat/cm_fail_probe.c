@@ -15,6 +15,11 @@
  *   server IP PORT traffic ROLE    accept one connection, ping-pong SENDs (see below)
  *   server IP PORT backlog N MS    listen with backlog N, read nothing for MS ms, then
  *                                  accept what is queued; print the events counted
+ *   server IP PORT migrate         rdma_migrate_id the CONNECT_REQUEST's id to a new
+ *                                  channel before accepting: its ESTABLISHED and
+ *                                  DISCONNECTED must come there and none on the
+ *                                  listener's; then migrate it to NULL (synchronous)
+ *                                  and back, and exit 0
  *   client IP PORT expect EVENT STATUS [PRIVLEN]
  *                                  connect; the first event after the route must be
  *                                  EVENT (rdma_event_str's name) with STATUS; PRIVLEN:
@@ -372,6 +377,54 @@ static int backlog_server(const char *ip, const char *port, int argc, char **arg
 	return 0;
 }
 
+/*
+ * migrate: @req (a CONNECT_REQUEST's id on ch) moves to a channel of its own before it
+ * accepts; everything of it must arrive there and nothing more on ch
+ */
+static int migrate_server(struct rdma_cm_id *l, struct rdma_cm_id *req)
+{
+	struct rdma_event_channel *lch = ch, *ch2 = rdma_create_event_channel();
+	struct rdma_conn_param p = conn_param();
+	struct rdma_cm_event *e;
+	static struct conn c;
+
+	if (!ch2)
+		die("rdma_create_event_channel");
+	if (rdma_migrate_id(req, ch2))
+		die("rdma_migrate_id (to a new channel)");
+	if (req->channel != ch2) {
+		printf("probe: after rdma_migrate_id the id's channel is not the new one\n");
+		return 1;
+	}
+	make_qp(&c, req);
+	if (rdma_accept(req, &p))
+		die("rdma_accept");
+	ch = ch2;
+	rdma_ack_cm_event(must_event(RDMA_CM_EVENT_ESTABLISHED, 10000));
+	printf("probe: ESTABLISHED on the migrated channel\n");
+	fflush(stdout);
+	rdma_ack_cm_event(must_event(RDMA_CM_EVENT_DISCONNECTED, 30000));
+	printf("probe: DISCONNECTED on the migrated channel\n");
+	ch = lch;
+	e = next_event(200);
+	if (e) {
+		printf("probe: the listener's channel got %s for a migrated id\n",
+		       rdma_event_str(e->event));
+		return 1;
+	}
+	if (rdma_migrate_id(req, NULL) || !req->channel || req->channel == ch2)
+		die("rdma_migrate_id (to synchronous)");
+	if (rdma_migrate_id(req, ch2) || req->channel != ch2)
+		die("rdma_migrate_id (back from synchronous)");
+	printf("probe: migrated to synchronous and back\n");
+	rdma_destroy_qp(req);
+	if (rdma_destroy_id(req))
+		die("rdma_destroy_id (migrated)");
+	rdma_destroy_event_channel(ch2);
+	rdma_destroy_id(l);
+	return 0;
+}
+
 /* ---- server ---- */
 static int server(const char *ip, const char *port, int argc, char **argv)
 {
@@ -414,6 +467,8 @@ static int server(const char *ip, const char *port, int argc, char **argv)
 		rdma_destroy_id(l);
 		return 0;
 	}
+	if (!strcmp(mode, "migrate"))
+		return migrate_server(l, req);
 	if (!strcmp(mode, "hold")) {
 		printf("probe: CONNECT_REQUEST held\n");
 		fflush(stdout);

@@ -10,7 +10,7 @@
 # Test functions: test_cmtime_256 test_relisten test_reject_private_data
 #   test_server_dies_mid_handshake test_disconnect_under_traffic
 #   test_server_disconnects_under_traffic test_backlog_full
-#   test_peer_killed_under_traffic
+#   test_peer_killed_under_traffic test_migrate_id
 # shellcheck source=tests/lib/netns.sh
 source tests/lib/netns.sh
 # shellcheck source=tests/lib/compat.sh
@@ -115,6 +115,26 @@ test_relisten() {
 	grep -q "probe: listening again on 7301" "$srv" || fail "server: no second listen"
 	grep -qE "ibcm .*no_listener=[1-9]" "$srv" ||
 		fail "server: the IB CM did not count the REQ as for no listener (no unlisten?)"
+}
+
+# rdma_migrate_id: the server moves a CONNECT_REQUEST's id to a channel of its own before
+# it accepts; the id's ESTABLISHED and DISCONNECTED arrive there and nothing more on the
+# listener's channel; it then goes synchronous (NULL) and back
+test_migrate_id() {
+	local srv cli src=0
+	st_setup "$ST_PROBE"
+	srv=$(mktemp); cli=$(mktemp)
+	on_exit "rm -f $srv $cli"
+	st_server "$srv" 7321 migrate
+	st_client "$cli" 7321 expect RDMA_CM_EVENT_ESTABLISHED 0
+	wait "$ST_SPID" || src=$?
+	echo "--- server (exit $src)"; cat "$srv"
+	[ "$ST_CRC" -eq 0 ] || fail "client: no ESTABLISHED with a server that migrated its id"
+	grep -q "probe: DISCONNECTED" "$cli" || fail "client: no DISCONNECTED"
+	[ "$src" -eq 0 ] || fail "the migrating server exited $src"
+	grep -q "probe: DISCONNECTED on the migrated channel" "$srv" ||
+		fail "server: the migrated id's events did not come to its new channel"
+	grep -q "probe: migrated to synchronous and back" "$srv" || fail "server: no migrate to NULL"
 }
 
 # the server's rdma_reject with 20 bytes of private data: the client's REJECTED has

@@ -466,3 +466,59 @@ Test(rc_objects, open_device_missing_interface)
 	cr_assert_null(blue_open_device("a-name-longer-than-ifnamsiz"));
 	cr_assert_eq(errno, ENODEV);
 }
+
+/*
+ * A receive-only QP (qperf's rc_bw server asks max_send_wr 0, as the kernel's drivers
+ * take): created with an empty send queue that reports 0 and refuses every send
+ * (ENOMEM, the queue is full), while it receives and ACKs a SEND from its peer.
+ */
+Test(rc_objects, receive_only_qp)
+{
+	struct rc_fx fx;
+	struct blue_qp_attr a;
+	struct blue_qp_init_attr ia;
+	struct blue_send_wr wr, *bad;
+	struct blue_sge sge;
+	struct blue_mr *smr, *dmr;
+	struct blue_wc wc;
+	uint8_t src[256], dst[256];
+
+	rc_fx_init_noqp(&fx, NULL);
+	rc_qp_create(&fx, &fx.a);
+	fx.o.max_send_wr = 0;
+	memset(&ia, 0, sizeof(ia));
+	rc_qp_create(&fx, &fx.b);
+	cr_assert_eq(blue_query_qp(fx.b.qp, &a, 0, &ia), 0);
+	cr_assert_eq(ia.cap.max_send_wr, 0, "an empty send queue reports 0, got %u",
+		     ia.cap.max_send_wr);
+	cr_assert_gt(ia.cap.max_recv_wr, 0);
+	rc_qp_connect(&fx, &fx.a, &fx.b, fx.o.sq_psn_a, fx.o.sq_psn_b);
+	rc_qp_connect(&fx, &fx.b, &fx.a, fx.o.sq_psn_b, fx.o.sq_psn_a);
+	rc_fill(src, sizeof(src), 5);
+	memset(dst, 0, sizeof(dst));
+	smr = blue_reg_mr(fx.a.pd, src, sizeof(src), BLUE_ACCESS_LOCAL_WRITE);
+	dmr = blue_reg_mr(fx.b.pd, dst, sizeof(dst), BLUE_ACCESS_LOCAL_WRITE);
+	cr_assert(smr && dmr);
+	sge = (struct blue_sge){ .addr = (uintptr_t)src, .length = sizeof(src),
+				 .lkey = smr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 7;
+	wr.opcode = BLUE_WR_SEND;
+	wr.send_flags = BLUE_SEND_SIGNALED | BLUE_SEND_INLINE;
+	cr_assert_eq(blue_post_send(fx.b.qp, &wr, &bad), ENOMEM, "nothing fits an empty SQ");
+	cr_assert_eq(bad, &wr);
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.send_flags = BLUE_SEND_SIGNALED;
+	rc_post_recv(&fx.b, 8, dst, sizeof(dst), dmr->lkey);
+	rc_post_send(&fx.a, &wr);
+	wc = rc_wait1(&fx, fx.a.scq, RC_WAIT_MS);
+	cr_assert_eq(wc.status, BLUE_WC_SUCCESS, "send: %s", blue_wc_status_str(wc.status));
+	wc = rc_wait1(&fx, fx.b.rcq, RC_WAIT_MS);
+	cr_assert_eq(wc.status, BLUE_WC_SUCCESS);
+	cr_assert_eq(wc.byte_len, sizeof(src));
+	cr_assert(rc_check(dst, sizeof(dst), 5), "the bytes arrived");
+	cr_assert_eq(blue_dereg_mr(smr), 0);
+	cr_assert_eq(blue_dereg_mr(dmr), 0);
+	rc_fx_fini(&fx);
+}
