@@ -12,12 +12,14 @@
 #   cc            congestion control through a bottleneck switch: incast 2/4/8 flows, 64
 #                 QPs, a flow joining and leaving, none/DCQCN/window, the cost of pacing,
 #                 $B/bench/cc/results.{md,json} and the chart $B/bench/cc.png (cc.sh)
+#   rdmacm        rdma_cm against raw verbs and TCP: qperf -cm1, perftest -R, rping
+#                 against ibv_rc_pingpong, cmtime; $B/bench/rdmacm/results.md (rdmacm.sh)
 #
 # Usage: make bench [BENCH="compare diag_cost retx_goodput"]   (BENCH=all: every one)
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 BENCH=${BENCH:-compare}
-[ "$BENCH" = all ] && BENCH="compare diag_cost retx_goodput frame_rate rc_vs_tcp cc"
+[ "$BENCH" = all ] && BENCH="compare diag_cost retx_goodput frame_rate rc_vs_tcp cc rdmacm"
 rc=0
 for b in $BENCH; do
 	[ -f "tests/bench/$b.sh" ] || { echo "bench: no benchmark '$b' (tests/bench/$b.sh)" >&2; rc=1; continue; }
