@@ -315,14 +315,21 @@ int blue__ibcm_unlisten(struct blue_ibcm *cm, uint64_t service_id)
 	return -ENOENT;
 }
 
-/* The RoCEv2 primary path of a REQ, as cm_format_req writes it for a routed path. */
-static void roce_path(const struct blue_ibcm *cm, const struct blue_ibcm_addr *peer,
+/*
+ * The RoCEv2 primary path of a REQ, as cm_format_req writes it for a routed path. The
+ * passive side takes its QP's destination GID from the path's local GID, so it is the
+ * GID the connection is made from: an IPv6 connection names the IPv6 one.
+ */
+static void roce_path(const struct blue_ibcm *cm, const struct blue_ibcm_conn_param *cp,
 		      struct blue_ibcm_path *p)
 {
+	static const uint8_t zero[16];
+
 	p->local_lid = BLUE_IBCM_LID_PERMISSIVE;
 	p->remote_lid = BLUE_IBCM_LID_PERMISSIVE;
-	memcpy(p->local_gid, cm->cfg.local_gid, 16);
-	memcpy(p->remote_gid, peer->gid, 16);
+	memcpy(p->local_gid, memcmp(cp->local_gid, zero, 16) ? cp->local_gid :
+			     cm->cfg.local_gid, 16);
+	memcpy(p->remote_gid, cp->peer.gid, 16);
 	p->hop_limit = IBCM_ROCE_HOP_LIMIT;
 	p->subnet_local = 0;
 	p->local_ack_timeout = IBCM_ROCE_ACK_TIMEOUT;
@@ -353,7 +360,7 @@ static int idle_send_req(struct blue_ibcm *cm, struct blue_ibcm_conn *c,
 	r->path_mtu = p->path_mtu;
 	r->rnr_retry_count = p->rnr_retry_count;
 	r->max_cm_retries = cm->cfg.max_cm_retries;
-	roce_path(cm, &p->peer, &r->primary);
+	roce_path(cm, p, &r->primary);
 	err = blue__ibcm_set_private_data(&m, p->private_data, p->private_data_len);
 	if (err)
 		return err;

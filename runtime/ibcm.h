@@ -155,6 +155,9 @@ struct blue_ibcm_conn {
 /* What the active side asks for (the REQ, IBA 12.6.5). */
 struct blue_ibcm_conn_param {
 	struct blue_ibcm_addr	peer;
+	/* the GID this connection is sent from (an IPv6 connection: an IPv6 GID); all
+	 * zero: the endpoint's cfg.local_gid */
+	uint8_t			local_gid[16];
 	uint64_t		service_id;
 	uint32_t		local_qpn;
 	uint32_t		starting_psn;

@@ -158,6 +158,7 @@ static int send_req(struct cma_id *id, const struct rdma_conn_param *param)
 	if (param->private_data_len && param->private_data)
 		memcpy(priv + BLUE_IBCM_IP_HDR_LEN, param->private_data, param->private_data_len);
 	memcpy(p.peer.gid, id->id.route.addr.addr.ibaddr.dgid.raw, 16);
+	memcpy(p.local_gid, id->id.route.addr.addr.ibaddr.sgid.raw, 16);
 	p.peer.qpn = BLUE_IBCM_GSI_QPN;
 	p.service_id = id->service_id;
 	p.local_qpn = id->id.qp ? id->id.qp->qp_num : (param->qp_num & 0xffffff);

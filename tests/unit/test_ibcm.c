@@ -344,6 +344,28 @@ Test(ibcm, handshake_values_and_events)
 	cr_assert_eq(blue__ibcm_tick(B->cm, w.now), 0, "no timer left on B");
 }
 
+/* A connection made from another GID than the endpoint's (an IPv6 one): the REQ's
+ * primary path names it, since the passive side addresses its QP to that GID */
+Test(ibcm, req_path_names_the_connections_own_gid)
+{
+	static const uint8_t v6[16] = { 0xfd, 0x00, 0xb1, 0x0e, [15] = 0x01 };
+	struct blue_ibcm_conn_param p = {
+		.peer = w.s[1].addr, .service_id = SID,
+		.local_qpn = 0x00aa01, .starting_psn = 0xa0a0a0,
+		.path_mtu = 3, .retry_count = 7, .rnr_retry_count = 7,
+	};
+	const struct blue_ibcm_req *req;
+
+	memcpy(p.local_gid, v6, 16);
+	cr_assert_not_null(blue__ibcm_connect(w.s[0].cm, &p, w.now));
+	pump();
+	cr_assert(w.s[1].nev >= 1 && w.s[1].ev[0].has_msg);
+	req = &w.s[1].ev[0].msg.req;
+	cr_assert(!memcmp(req->primary.local_gid, v6, 16), "the REQ's path names the IPv6 GID");
+	cr_assert(memcmp(req->primary.local_gid, w.s[0].addr.gid, 16));
+	cr_assert(!memcmp(req->primary.remote_gid, w.s[1].addr.gid, 16));
+}
+
 /* The starting PSN of a REQ or REP is its sender's receive PSN (the kernel IB CM's
  * reading: ib_send_cm_req/rep set rq_psn from their own message, cm_req_handler and
  * cm_rep_handler sq_psn from the peer's). rxe NAKed (PSN sequence error) the first SEND
