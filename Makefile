@@ -246,6 +246,14 @@ $(B)/tests/compat/rai_probe: $(B)/obj/tests/compat/rai_probe.o
 	$(call msg,LD,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lrdmacm
 
+# tests/compat/mc_probe.c: rdma_join/leave_multicast and the JOIN event, with librdmacm +
+# libibverbs calls only, run on $(B)/compat's by tests/compat/test_rdmacm_mcast.sh
+all: $(B)/tests/compat/mc_probe
+$(B)/tests/compat/mc_probe: $(B)/obj/tests/compat/mc_probe.o
+	@mkdir -p $(@D)
+	$(call msg,LD,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ -lrdmacm -libverbs
+
 # tests/compat/cm_fail_probe.c: rdma_cm failure cases (reject with private data, a
 # server killed mid-handshake, disconnects under traffic, relisten) with librdmacm +
 # libibverbs calls only, run on $(B)/compat's by tests/compat/test_rdmacm_stress.sh

@@ -25,9 +25,11 @@
 #include <sys/socket.h>
 #include <bpf/bpf.h>
 #include <linux/if_xdp.h>
+#include <blue/mcast.h>
 #include <blue/pins.h>
 #include "afxdp_hal/hal.h"
 #include "afxdp_hal/flow.h"
+#include "afxdp_hal/mcast_map.h"
 #include "afxdp_hal/umem.h"
 
 #ifndef SOL_XDP
@@ -101,6 +103,7 @@ struct ax_hal {
 	struct blue_umem umem;
 	int xsks_fd;
 	int qp_ctx_fd;
+	int mcast_fd;		/* the multicast map (mcast_map.h); -1: pins without one */
 	struct blue_qp_ctx *ctx;
 	size_t ctx_len;
 	struct ax_sock socks[BLUE_XSK_PER_QUEUE];	/* XSKMAP slots of queue_id */
@@ -152,6 +155,28 @@ static int open_pin(struct ax_hal *ax, const char *dir, const char *name, int *f
 	return 0;
 }
 
+/* The multicast map if the pins have one; -EINVAL when it is there but not ours. */
+static int open_mcast(struct ax_hal *ax, const char *dir)
+{
+	struct bpf_map_info info;
+	char path[PATH_MAX + sizeof(BLUE_PIN_MCAST) + 1];
+	__u32 len = sizeof(info);
+
+	snprintf(path, sizeof(path), "%s/%s", dir, BLUE_PIN_MCAST);
+	ax->mcast_fd = bpf_obj_get(path);
+	if (ax->mcast_fd < 0)
+		return 0;
+	memset(&info, 0, sizeof(info));
+	if (bpf_obj_get_info_by_fd(ax->mcast_fd, &info, &len) ||
+	    info.type != BPF_MAP_TYPE_HASH || info.key_size != sizeof(struct blue_mcast_key) ||
+	    info.value_size != sizeof(struct blue_mcast_val)) {
+		fprintf(stderr, "blue afxdp: %s: %s does not match include/blue/mcast.h: "
+			"rebuild and re-attach\n", ax->ifname, path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int open_maps(struct ax_hal *ax, const char *pin_dir)
 {
 	char dir[PATH_MAX];
@@ -188,6 +213,9 @@ static int open_maps(struct ax_hal *ax, const char *pin_dir)
 			info.value_size, info.map_flags);
 		return -EINVAL;
 	}
+	/* optional: pins made before multicast existed lack it, and unicast works there */
+	if (open_mcast(ax, dir))
+		return -EINVAL;
 	ax->ctx_len = ((size_t)BLUE_MAX_QP * sizeof(struct blue_qp_ctx) + (size_t)page - 1) &
 		      ~((size_t)page - 1);
 	ax->ctx = mmap(NULL, ax->ctx_len, PROT_READ | PROT_WRITE, MAP_SHARED, ax->qp_ctx_fd, 0);
@@ -419,6 +447,8 @@ static void ax_sock_close(struct blue_hal_sock *bs)
 	if (!ax->tx_only) {
 		bpf_map_delete_elem(ax->xsks_fd, &s->base.slot);
 		blue_flow_unbind_slot(ax->ctx, s->base.slot);
+		if (ax->mcast_fd >= 0)
+			blue_mcast_map_clear(ax->mcast_fd, ax->queue_id, s->base.slot);
 	}
 	/* Let queued TX frames leave, so their frames come back through completions. */
 	for (tries = 0; tries < 8 && tx_outstanding(s); tries++)
@@ -718,6 +748,26 @@ static int ax_flow_unbind(struct blue_hal *hal, uint32_t qpn)
 	return blue_flow_unbind(ax->ctx, qpn);
 }
 
+static int ax_mcast_bind(struct blue_hal_sock *bs, const uint8_t gid[16], uint32_t nqp)
+{
+	struct ax_sock *s = to_axs(bs);
+
+	if (s->ax->tx_only || s->ax->mcast_fd < 0)
+		return -EOPNOTSUPP;
+	if (!s->open)
+		return -EBADF;
+	return blue_mcast_map_put(s->ax->mcast_fd, s->ax->queue_id, gid, bs->slot, nqp);
+}
+
+static int ax_mcast_unbind(struct blue_hal *hal, const uint8_t gid[16])
+{
+	struct ax_hal *ax = to_ax(hal);
+
+	if (ax->tx_only || ax->mcast_fd < 0)
+		return -EOPNOTSUPP;
+	return blue_mcast_map_del(ax->mcast_fd, ax->queue_id, gid);
+}
+
 static struct blue_qp_ctx *ax_qp_ctx_table(struct blue_hal *hal)
 {
 	return to_ax(hal)->ctx;
@@ -774,6 +824,8 @@ static void ax_destroy(struct blue_hal *hal)
 		close(ax->qp_ctx_fd);
 	if (ax->xsks_fd >= 0)
 		close(ax->xsks_fd);
+	if (ax->mcast_fd >= 0)
+		close(ax->mcast_fd);
 	free(ax);
 }
 
@@ -789,6 +841,8 @@ static const struct blue_hal_ops ax_ops = {
 	.rx_release = ax_rx_release,
 	.flow_bind = ax_flow_bind,
 	.flow_unbind = ax_flow_unbind,
+	.mcast_bind = ax_mcast_bind,
+	.mcast_unbind = ax_mcast_unbind,
 	.qp_ctx_table = ax_qp_ctx_table,
 	.sock_fd = ax_sock_fd,
 	.get_stats = ax_get_stats,
@@ -856,6 +910,7 @@ struct blue_hal *blue_hal_afxdp_open(const struct blue_afxdp_config *cfg)
 	}
 	ax->xsks_fd = -1;
 	ax->qp_ctx_fd = -1;
+	ax->mcast_fd = -1;
 	snprintf(ax->ifname, sizeof(ax->ifname), "%s", cfg->ifname);
 	ax->queue_id = cfg->queue_id;
 	ax->ring_size = ring;
@@ -891,6 +946,9 @@ struct blue_hal *blue_hal_afxdp_open(const struct blue_afxdp_config *cfg)
 	err = create_owner(ax, cfg->force_copy, fill_target);
 	if (err)
 		goto fail;
+	/* the queue is ours now: groups a dead owner left steer to nobody */
+	if (ax->mcast_fd >= 0)
+		blue_mcast_map_clear(ax->mcast_fd, ax->queue_id, UINT32_MAX);
 	blue_umem_fill_topup(&ax->umem);
 	return &ax->base;
 fail:

@@ -94,6 +94,16 @@ struct blue_hal_ops {
 	 */
 	int (*flow_bind)(struct blue_hal_sock *s, uint32_t qpn);
 	int (*flow_unbind)(struct blue_hal *hal, uint32_t qpn);
+	/*
+	 * Multicast steering (include/blue/mcast.h): frames to group @gid (a multicast GID)
+	 * that arrive on the HAL's queue go to @s, whatever QP they are for; @nqp, the
+	 * engine's QPs attached, is kept beside it for people. Binding again updates it.
+	 * Returns 0, -ENOSPC when the table is full, -EOPNOTSUPP when the netdev's pins
+	 * hold no multicast map (attached by an older blue: re-attach) or the HAL is TX
+	 * only. mcast_unbind returns 0 or -ENOENT. Closing @s unbinds its groups.
+	 */
+	int (*mcast_bind)(struct blue_hal_sock *s, const uint8_t gid[16], uint32_t nqp);
+	int (*mcast_unbind)(struct blue_hal *hal, const uint8_t gid[16]);
 	/* The QP-context table the flow table writes: the mmapped BPF map, or heap memory. */
 	struct blue_qp_ctx *(*qp_ctx_table)(struct blue_hal *hal);
 	/* An fd that polls readable when @s has frames, for event mode. */
@@ -162,7 +172,8 @@ bool blue_hal_afxdp_zerocopy(const struct blue_hal *hal);
 
 /*
  * An in-process loopback pair: frames sent on one HAL arrive on the other, steered by
- * the destination QPN through the peer's flow table exactly as the XDP program would.
+ * the destination QPN through the peer's flow table exactly as the XDP program would
+ * (a multicast frame by its group, through the peer's own group table).
  * Delivery copies the frame into one of the receiver's own frames (as AF_XDP copy mode
  * does) during the sender's tx_flush; the sender's frame is then free again. Frames
  * that are not Eth/IPv4/UDP:4791/BTH, or whose QPN does not steer, are dropped and
@@ -238,6 +249,11 @@ static inline int blue_hal_flow_bind(struct blue_hal_sock *s, uint32_t qpn)
 { return s->hal->ops->flow_bind(s, qpn); }
 static inline int blue_hal_flow_unbind(struct blue_hal *h, uint32_t qpn)
 { return h->ops->flow_unbind(h, qpn); }
+static inline int blue_hal_mcast_bind(struct blue_hal_sock *s, const uint8_t gid[16],
+				      uint32_t nqp)
+{ return s->hal->ops->mcast_bind(s, gid, nqp); }
+static inline int blue_hal_mcast_unbind(struct blue_hal *h, const uint8_t gid[16])
+{ return h->ops->mcast_unbind(h, gid); }
 static inline struct blue_qp_ctx *blue_hal_qp_ctx_table(struct blue_hal *h)
 { return h->ops->qp_ctx_table(h); }
 static inline int blue_hal_sock_fd(struct blue_hal_sock *s)

@@ -37,7 +37,7 @@ static bool ipv6_ext_hdr(uint8_t nh)
 }
 
 /* The IPv6 header at @off (bpf/parse.h parse_ipv6); BLUE_STAT__MAX: go on. */
-static int steer_ipv6(const uint8_t *p, uint32_t len, uint32_t *off)
+static int steer_ipv6(const uint8_t *p, uint32_t len, uint32_t *off, uint8_t dgid[16])
 {
 	if (len < *off + IPV6_HLEN)
 		return BLUE_STAT_DROP_TRUNC_IP;
@@ -47,15 +47,34 @@ static int steer_ipv6(const uint8_t *p, uint32_t len, uint32_t *off)
 		return BLUE_STAT_DROP_BAD_IP_HDR;
 	if (p[*off + 6] != IPPROTO_UDP_)
 		return ipv6_ext_hdr(p[*off + 6]) ? BLUE_STAT_PASS_IPV6 : BLUE_STAT_PASS_NON_UDP;
+	memcpy(dgid, p + *off + 24, 16);
 	*off += IPV6_HLEN;
 	return BLUE_STAT__MAX;
 }
 
-int blue_lb_steer(const struct blue_qp_ctx *tbl, const uint8_t *p, uint32_t len,
-		  uint32_t *qpn, uint32_t *xsk_slot)
+/* DestQP 0xFFFFFF: the group's socket (bpf/blue_xdp.bpf.c steer_mcast). */
+static int steer_mcast(const struct blue_lb_group *groups, const uint8_t dgid[16],
+		       uint32_t *xsk_slot)
+{
+	unsigned int i;
+
+	if (!blue_gid_is_mcast(dgid))
+		return BLUE_STAT_DROP_MCAST_UNJOINED;
+	for (i = 0; i < BLUE_MAX_MCAST_GRP; i++) {
+		if (groups[i].used && !memcmp(groups[i].gid, dgid, 16)) {
+			*xsk_slot = groups[i].xsk_slot;
+			return BLUE_STAT_REDIRECT;
+		}
+	}
+	return BLUE_STAT_DROP_MCAST_UNJOINED;
+}
+
+int blue_lb_steer(const struct blue_qp_ctx *tbl, const struct blue_lb_group *groups,
+		  const uint8_t *p, uint32_t len, uint32_t *qpn, uint32_t *xsk_slot)
 {
 	const struct blue_qp_ctx *c;
 	uint32_t off = BLUE_ETH_HLEN, ihl, q;
+	uint8_t dgid[16] = { 0 };
 	uint16_t proto, pkey;
 	int r;
 
@@ -69,7 +88,7 @@ int blue_lb_steer(const struct blue_qp_ctx *tbl, const uint8_t *p, uint32_t len,
 		off += BLUE_VLAN_HLEN;
 	}
 	if (proto == ETH_P_IPV6_) {
-		r = steer_ipv6(p, len, &off);
+		r = steer_ipv6(p, len, &off, dgid);
 		if (r != BLUE_STAT__MAX)
 			return r;
 		goto udp;
@@ -88,6 +107,8 @@ int blue_lb_steer(const struct blue_qp_ctx *tbl, const uint8_t *p, uint32_t len,
 		return BLUE_STAT_PASS_NON_UDP;
 	if (be16_at(p + off + 6) & IP_FRAG_MASK)
 		return BLUE_STAT_DROP_IP_FRAGMENT;
+	dgid[10] = dgid[11] = 0xff;	/* ::ffff:a.b.c.d */
+	memcpy(dgid + 12, p + off + 16, 4);
 	off += ihl;
 udp:
 	if (len < off + BLUE_UDP_HLEN)
@@ -101,6 +122,10 @@ udp:
 	q = be32_at(p + off + 4) & BLUE_QPN_MASK;	/* BTH DestQP (IBA 9.2) */
 	pkey = be16_at(p + off + 2);
 
+	if (q == BLUE_MCAST_QPN) {
+		*qpn = 0;
+		return steer_mcast(groups, dgid, xsk_slot);
+	}
 	c = &tbl[blue_qpn_slot(q)];
 	if (!q || c->qpn != q)
 		return BLUE_STAT_DROP_UNKNOWN_QPN;

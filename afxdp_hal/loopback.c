@@ -54,6 +54,7 @@ struct lb_hal {
 	uint32_t ring_size;
 	struct blue_umem umem;
 	struct blue_qp_ctx *ctx;	/* BLUE_MAX_QP entries, like the BPF map */
+	struct blue_lb_group groups[BLUE_MAX_MCAST_GRP];	/* the multicast map's */
 	struct lb_sock socks[BLUE_XSK_PER_QUEUE];	/* queue 0 only */
 	struct blue_hal_stats st;
 	uint64_t reason[BLUE_STAT__MAX + 1];	/* [BLUE_STAT__MAX]: filter drops */
@@ -156,13 +157,14 @@ static void deliver(struct lb_hal *src, const struct lb_desc *d)
 
 	if (!dst)
 		return;	/* the wire is cut: the other end is gone */
-	reason = blue_lb_steer(dst->ctx, data, d->len, &qpn, &slot);
+	reason = blue_lb_steer(dst->ctx, dst->groups, data, d->len, &qpn, &slot);
 	if (reason == BLUE_STAT_REDIRECT && !dst->socks[slot].open)
 		reason = BLUE_STAT_DROP_NO_SOCKET;
 	dst->reason[reason]++;
 	if (reason != BLUE_STAT_REDIRECT)
 		return;
-	dst->ctx[blue_qpn_slot(qpn)].xdp_rx_pkts++;
+	if (qpn)	/* a multicast frame is for a group, no one QP */
+		dst->ctx[blue_qpn_slot(qpn)].xdp_rx_pkts++;
 	s = &dst->socks[slot];
 	if (!ring_room(&s->rx)) {
 		dst->st.rx_dropped++;
@@ -269,8 +271,12 @@ out:
 static void sock_teardown(struct lb_sock *s)
 {
 	struct lb_hal *lb = s->lb;
+	unsigned int i;
 
 	blue_flow_unbind_slot(lb->ctx, s->base.slot);
+	for (i = 0; i < BLUE_MAX_MCAST_GRP; i++)
+		if (lb->groups[i].xsk_slot == s->base.slot)
+			lb->groups[i].used = false;
 	while (ring_count(&s->rx))
 		put_frame(lb, ring_pop(&s->rx).addr);
 	while (ring_count(&s->tx))
@@ -442,6 +448,56 @@ static int lb_flow_unbind(struct blue_hal *hal, uint32_t qpn)
 	return err;
 }
 
+/* The group's entry in @lb's table, or (@make) a free one; NULL: none. */
+static struct blue_lb_group *lb_group(struct lb_hal *lb, const uint8_t gid[16], bool make)
+{
+	struct blue_lb_group *free_g = NULL;
+	unsigned int i;
+
+	for (i = 0; i < BLUE_MAX_MCAST_GRP; i++) {
+		if (lb->groups[i].used && !memcmp(lb->groups[i].gid, gid, 16))
+			return &lb->groups[i];
+		if (!lb->groups[i].used && !free_g)
+			free_g = &lb->groups[i];
+	}
+	return make ? free_g : NULL;
+}
+
+static int lb_mcast_bind(struct blue_hal_sock *bs, const uint8_t gid[16], uint32_t nqp)
+{
+	struct lb_hal *lb = to_lbs(bs)->lb;
+	struct blue_lb_group *g;
+	int err = 0;
+
+	(void)nqp;
+	if (!blue_gid_is_mcast(gid))
+		return -EINVAL;
+	lock(lb);
+	g = lb_group(lb, gid, true);
+	if (g) {
+		memcpy(g->gid, gid, 16);
+		g->xsk_slot = bs->slot;
+		g->used = true;
+	} else {
+		err = -ENOSPC;
+	}
+	unlock(lb);
+	return err;
+}
+
+static int lb_mcast_unbind(struct blue_hal *hal, const uint8_t gid[16])
+{
+	struct lb_hal *lb = to_lb(hal);
+	struct blue_lb_group *g;
+
+	lock(lb);
+	g = lb_group(lb, gid, false);
+	if (g)
+		g->used = false;
+	unlock(lb);
+	return g ? 0 : -ENOENT;
+}
+
 static struct blue_qp_ctx *lb_qp_ctx_table(struct blue_hal *hal)
 {
 	return to_lb(hal)->ctx;
@@ -501,6 +557,8 @@ static const struct blue_hal_ops lb_ops = {
 	.rx_release = lb_rx_release,
 	.flow_bind = lb_flow_bind,
 	.flow_unbind = lb_flow_unbind,
+	.mcast_bind = lb_mcast_bind,
+	.mcast_unbind = lb_mcast_unbind,
 	.qp_ctx_table = lb_qp_ctx_table,
 	.sock_fd = lb_sock_fd,
 	.get_stats = lb_get_stats,

@@ -12,6 +12,7 @@
 #include "blue/diag.h"
 #include "blue/tune.h"
 #include "blue/qp_ctx.h"
+#include "blue/mcast.h"
 
 /* The live QP context, shared with the runtime through mmap (include/blue/qp_ctx.h). */
 struct {
@@ -29,6 +30,17 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } xsks SEC(".maps");
+
+/*
+ * Multicast groups: {group, queue} -> the socket of the engine that joined it on that
+ * queue (include/blue/mcast.h), written by the runtime on attach and detach.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BLUE_MCAST_MAP_ENTRIES);
+	__type(key, struct blue_mcast_key);
+	__type(value, struct blue_mcast_val);
+} mcast SEC(".maps");
 
 /* Per-CPU verdict counters, indexed by enum blue_stat_reason. */
 struct {
@@ -85,10 +97,36 @@ struct {
  * because a free slot holds qpn 0. States follow IBA 10.3.1: RESET and ERROR QPs
  * receive nothing. The BTH P_Key must match the QP's (IBA 10.9.3).
  */
+/*
+ * DestQP 0xFFFFFF: a multicast datagram (IBA 10.5). It goes to the socket of the engine
+ * that joined its group on this queue, whichever of that engine's UD QPs are attached
+ * (the engine hands a copy to each: runtime/mcast.c). Sent to a unicast address, or to
+ * a group nobody here joined, it is dropped: the NIC lets every group's frames in that
+ * the host joined, blue's or not.
+ */
+static __always_inline int steer_mcast(struct roce_info *ri)
+{
+	struct blue_mcast_key key = { .queue = ri->rx_queue };
+	struct blue_mcast_val *v;
+
+	if (!ri->dst_mcast)
+		return BLUE_STAT_DROP_MCAST_UNJOINED;
+	__builtin_memcpy(key.gid, ri->dgid, 16);
+	v = bpf_map_lookup_elem(&mcast, &key);
+	if (!v)
+		return BLUE_STAT_DROP_MCAST_UNJOINED;
+	if (bpf_redirect_map(&xsks, v->xsk_slot, 0) != XDP_REDIRECT)
+		return BLUE_STAT_DROP_NO_SOCKET;
+	return BLUE_STAT_REDIRECT;
+}
+
 static __always_inline int steer(struct roce_info *ri)
 {
 	struct blue_qp_ctx *qp;
 	__u32 slot = blue_qpn_slot(ri->dqpn);
+
+	if (ri->dqpn == BLUE_MCAST_QPN)
+		return steer_mcast(ri);
 
 	qp = bpf_map_lookup_elem(&qp_ctx, &slot);
 	if (!qp || ri->dqpn == 0 || qp->qpn != ri->dqpn)

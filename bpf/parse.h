@@ -53,6 +53,10 @@ struct roce_info {
 	__u32	dqpn;
 	__u32	rx_queue;	/* the netdev queue it came in on (xdp_md.rx_queue_index) */
 	__u16	pkey;		/* BTH P_Key, host order */
+	__u8	dst_mcast;	/* the IP destination is a multicast group */
+	/* the IP destination as a GID (::ffff:a.b.c.d for IPv4), read only when it is a
+	 * group: the multicast map's key (include/blue/mcast.h) */
+	__u8	dgid[16];
 };
 
 /*
@@ -98,6 +102,10 @@ static __always_inline int parse_eth(struct hdr_cursor *c, __u16 *l3_proto)
  * port to tell RoCE from other traffic, and handing half a RoCE message to the kernel
  * would let it reassemble what userspace should have seen whole. The cost is that
  * fragmented UDP to other ports is lost on a netdev blue is attached to.
+ *
+ * A multicast destination changes nothing here: it is noted for steer_mcast (and the
+ * Ethernet destination, 01:00:5e:.. or 33:33:.., is not looked at: the NIC's filter
+ * took the frame, as it does for the host's own unicast MAC).
  */
 static __always_inline int parse_ipv4(struct hdr_cursor *c, struct roce_info *ri)
 {
@@ -120,6 +128,13 @@ static __always_inline int parse_ipv4(struct hdr_cursor *c, struct roce_info *ri
 		return BLUE_STAT_DROP_IP_FRAGMENT;
 
 	ri->l4_len = tot - hlen;
+	/* 224.0.0.0/4 (RFC 5771): a group, steered by the multicast map, not by QPN */
+	if ((bpf_ntohl(iph->daddr) & 0xf0000000u) == 0xe0000000u) {
+		ri->dst_mcast = 1;
+		ri->dgid[10] = 0xff;
+		ri->dgid[11] = 0xff;
+		__builtin_memcpy(&ri->dgid[12], &iph->daddr, 4);
+	}
 	c->pos += hlen;
 	c->off += hlen;
 	return BLUE_GO_ON;
@@ -171,6 +186,11 @@ static __always_inline int parse_ipv6(struct hdr_cursor *c, struct roce_info *ri
 						    BLUE_STAT_PASS_NON_UDP;
 
 	ri->l4_len = plen;
+	/* ff00::/8 (RFC 4291 2.7) */
+	if (ip6->daddr.in6_u.u6_addr8[0] == 0xff) {
+		ri->dst_mcast = 1;
+		__builtin_memcpy(ri->dgid, &ip6->daddr, 16);
+	}
 	c->pos = ip6 + 1;
 	c->off += sizeof(*ip6);
 	return BLUE_GO_ON;

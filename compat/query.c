@@ -47,6 +47,9 @@ static void fill_device_attr(struct bv_context *c, const struct blue_device_attr
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
 	a->phys_port_cnt = b->phys_port_cnt;
+	a->max_mcast_grp = b->max_mcast_grp;
+	a->max_mcast_qp_attach = b->max_mcast_qp_attach;
+	a->max_total_mcast_qp_attach = b->max_total_mcast_qp_attach;
 }
 
 BV_EXPORT int ibv_query_device(struct ibv_context *context, struct ibv_device_attr *attr)

@@ -148,6 +148,7 @@ static int pin_all(const char *ifname, struct blue_xdp *skel)
 	    (ret = pin_one(ifname, BLUE_PIN_DIAG, skel->maps.diag, NULL)) ||
 	    (ret = pin_one(ifname, BLUE_PIN_DROPS, skel->maps.drop_events, NULL)) ||
 	    (ret = pin_one(ifname, BLUE_PIN_TUNE, skel->maps.tune, NULL)) ||
+	    (ret = pin_one(ifname, BLUE_PIN_MCAST, skel->maps.mcast, NULL)) ||
 	    (ret = pin_one(ifname, BLUE_PIN_PROG, NULL, skel->progs.blue_xdp)))
 		return ret;
 	return 0;

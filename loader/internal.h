@@ -6,7 +6,7 @@
 #include "loader/loader.h"
 
 /* The pins in the order they are made; removed in reverse. */
-#define BLUE_LD_NPINS	9
+#define BLUE_LD_NPINS	10
 extern const char *const blue_ld__pin_names[BLUE_LD_NPINS];
 
 /* Log one line (no trailing newline needed). Errors are also kept for

@@ -241,6 +241,9 @@ void blue__device_attr(struct blue_device_attr *attr, const char *hal_name)
 	attr->max_qp_init_rd_atom = BLUE_MAX_RD_ATOMIC;
 	attr->atomic_cap = 1;
 	attr->phys_port_cnt = 1;
+	attr->max_mcast_grp = BLUE_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = BLUE_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = BLUE_MAX_MCAST_TOTAL_ATTACH;
 }
 
 int blue_query_port(struct blue_context *ctx, uint8_t port, struct blue_port_attr *attr)
@@ -451,6 +454,11 @@ int blue__resolve_neigh(struct blue_context *ctx, const union blue_gid *addr, ui
 	bool v4 = blue__gid_ipv4(addr, &ip);
 	int i;
 
+	/* a group: its mapped MAC (RFC 1112 6.4, RFC 2464 7), no neighbour to ask */
+	if (blue_gid_is_mcast(addr->raw)) {
+		blue_mcast_mac(addr->raw, mac);
+		return 0;
+	}
 	/* our own address: the frames loop back in the engine, no ARP (rxe_loopback) */
 	if (blue__gid_index(ctx, addr) >= 0) {
 		memcpy(mac, ctx->mac, 6);

@@ -14,6 +14,7 @@
 #include "afxdp_hal/hal.h"
 #include "runtime/events.h"
 #include "runtime/loopback.h"
+#include "runtime/mcast.h"
 #include "runtime/mr.h"
 #include "runtime/obs.h"
 #include "runtime/progress.h"
@@ -84,6 +85,7 @@ struct blue_context {
 
 	struct blue_engine eng;
 	struct blue_loopback lb;	/* frames to ourselves, for the next pass */
+	struct blue_mcast mcast;	/* groups our UD QPs are attached to (mcast.h) */
 	struct blue_obs obs;		/* dev_stats and the diag switch (obs.h) */
 	struct blue_events events;	/* asynchronous events (events.h) */
 };

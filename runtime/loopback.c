@@ -15,6 +15,29 @@ bool blue__loopback_dst(const struct blue_context *ctx, const struct blue_pkt *p
 	return !memcmp(p->dst_mac, ctx->mac, sizeof(ctx->mac)) && blue__gid_index(ctx, &dgid) >= 0;
 }
 
+void blue__loopback_mcast(struct blue_context *ctx, const struct blue_pkt *p,
+			  const struct blue_frame *f)
+{
+	struct blue_frame copy;
+	uint8_t dgid[16];
+
+	blue_pkt_dgid(p, dgid);
+	if (!blue__mcast_find(ctx, dgid))
+		return;
+	if (blue_hal_tx_alloc(ctx->hal, &copy, 1) != 1) {
+		ctx->eng.st.tx_dropped++;	/* unreliable datagrams: lost like on a wire */
+		return;
+	}
+	memcpy(copy.data, f->data, f->len);
+	copy.len = f->len;
+	if (blue__loopback_push(&ctx->lb, &copy)) {
+		blue_hal_tx_free(ctx->hal, &copy, 1);
+		ctx->eng.st.tx_dropped++;
+		return;
+	}
+	ctx->eng.st.tx_mcast_loop++;
+}
+
 int blue__loopback_push(struct blue_loopback *lb, const struct blue_frame *f)
 {
 	if (lb->tail - lb->head == BLUE_LB_QLEN)

@@ -35,6 +35,15 @@ struct blue_context;
 bool blue__loopback_dst(const struct blue_context *ctx, const struct blue_pkt *p) BLUE_HIDDEN;
 
 /*
+ * blue__loopback_mcast() - @p (built in @f) goes to a group: when a QP of @ctx is
+ * attached to it, queue a copy of @f for the next pass too, since nothing on the wire
+ * brings our own frame back (the kernel loops IP multicast back to its sender host, and
+ * rxe receives its own multicast so; mcast.h). @f stays the caller's.
+ */
+void blue__loopback_mcast(struct blue_context *ctx, const struct blue_pkt *p,
+			  const struct blue_frame *f) BLUE_HIDDEN;
+
+/*
  * blue__loopback_push() - queue the built frame @f for the next pass.
  * Return: 0, or -ENOSPC when the queue is full (@f is then still the caller's).
  */

@@ -151,6 +151,9 @@ int blue__tx_pkt(struct blue_context *ctx, const struct blue_pkt *p)
 	eng->nstash--;
 	eng->budget--;
 	eng->st.tx_frames++;
+	/* to a group this device has attached: the wire's copy, and ours next pass */
+	if (p->dqpn == BLUE_MCAST_QPN)
+		blue__loopback_mcast(ctx, p, f);
 	/* for this device itself (a QP connected to one of ours): received next pass */
 	if (blue__loopback_dst(ctx, p)) {
 		if (blue__loopback_push(&ctx->lb, f)) {
@@ -241,6 +244,35 @@ static void rx_ud(struct blue_context *ctx, struct blue_qp *qp, const struct blu
 	blue__resp_ud_rx(qp, p, f->data + p->l3_off);
 }
 
+/*
+ * A datagram to a group (DestQP 0xFFFFFF): a copy to every UD QP of the context that is
+ * attached to it (IBA 10.5.2; rxe_rcv_mcast_pkt), each with its own checks: the P_Key
+ * (XDP checked no QP's), then rx_ud's opcode, state, Q_Key and receive WQE. A group no
+ * QP holds any more (detached while the frame was on its way) is dropped and counted.
+ */
+static void rx_mcast(struct blue_context *ctx, const struct blue_frame *f,
+		     const struct blue_pkt *p)
+{
+	const struct blue_mcast_grp *g;
+	uint8_t dgid[16];
+	unsigned int i;
+
+	blue_pkt_dgid(p, dgid);
+	g = blue__mcast_find(ctx, dgid);
+	if (!g) {
+		ctx->eng.st.rx_mcast_no_group++;
+		return;
+	}
+	for (i = 0; i < g->nqp; i++) {
+		if (!blue_pkey_match(p->pkey, g->qp[i]->live->pkey)) {
+			ctx->eng.st.rx_mcast_bad_pkey++;
+			continue;
+		}
+		ctx->eng.st.rx_mcast_copies++;
+		rx_ud(ctx, g->qp[i], f, p);
+	}
+}
+
 /* A request for a UC QP: its own SEND/WRITE opcodes only (IBA table 36; rxe check_type_state). */
 static void rx_uc(struct blue_context *ctx, struct blue_qp *qp, const struct blue_pkt *p)
 {
@@ -264,6 +296,10 @@ void blue__rx_frame(struct blue_context *ctx, const struct blue_frame *f)
 			st->rx_bad_icrc++;
 		else
 			st->rx_malformed++;
+		return;
+	}
+	if (p.dqpn == BLUE_MCAST_QPN) {
+		rx_mcast(ctx, f, &p);
 		return;
 	}
 	qp = ctx->qp_by_slot[blue_qpn_slot(p.dqpn)];

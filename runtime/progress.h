@@ -44,6 +44,10 @@ struct blue_engine_stats {
 	uint64_t rx_ud_no_wqe;	/* UD, dropped: no receive WQE posted (UD has no RNR) */
 	uint64_t tx_ud_too_long; /* UD sends over the MTU: completed unsent (C10-93.1.1) */
 	uint64_t rx_uc_dropped;	/* UC, dropped unanswered: per reason in the QP (resp_uc.c) */
+	uint64_t rx_mcast_copies; /* multicast: copies handed to attached QPs (mcast.h) */
+	uint64_t rx_mcast_no_group; /* multicast, dropped: no QP attached to the group */
+	uint64_t rx_mcast_bad_pkey; /* multicast copies dropped: the QP's P_Key differs */
+	uint64_t tx_mcast_loop;	/* multicast sent to a group of our own: looped back too */
 	/* requests the responder refused, by reason (IBA 9.7.5: none is executed) */
 	uint64_t rx_dup;	/* behind the expected PSN: re-ACKed, replayed or dropped, not re-run */
 	uint64_t rx_seq_err;	/* ahead of the expected PSN (outside the window): NAK'd once */

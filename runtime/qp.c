@@ -69,6 +69,8 @@ static int qpn_claim(struct blue_context *ctx, uint32_t *out)
 			continue;
 		gen = (__atomic_fetch_add(&qpn_counter, 1, __ATOMIC_RELAXED) % QPN_GEN_MAX) + 1;
 		qpn = gen << QPN_SLOT_BITS | slot;
+		if (qpn == BLUE_MCAST_QPN)	/* every multicast packet's DestQP (IBA 10.5) */
+			continue;
 		expected = 0;
 		if (__atomic_compare_exchange_n(&tbl[slot].qpn, &expected, qpn, false,
 						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
@@ -345,6 +347,13 @@ int blue_destroy_qp(struct blue_qp *qp)
 	if (!qp)
 		return EINVAL;
 	ctx = qp->ctx;
+	if (qp->nmcast) {
+		/* as the kernel's uverbs refuses it: the attachments would point at nothing */
+		blue__logf("destroy_qp: QP 0x%x is attached to %u multicast group%s: detach "
+			   "first (ibv_detach_mcast, rdma_leave_multicast)", qp->qpn, qp->nmcast,
+			   qp->nmcast == 1 ? "" : "s");
+		return EBUSY;
+	}
 	/* ACKs the last pass held (progress.c ack_hold) go now: the peer waits for them */
 	blue__tx_flush(ctx);
 	/* the policy's fini may still write the live context: before the slot goes */

@@ -63,6 +63,7 @@ struct blue_qp {
 	struct blue_recv_wqe *rq_copy;	/* with an SRQ: the WQE taken from it, while held */
 	bool last_wqe_raised;		/* QP_LAST_WQE_REACHED was raised (rq.c) */
 	bool comm_est_raised;		/* COMM_EST was raised (resp.c) */
+	unsigned int nmcast;		/* multicast groups it is attached to (mcast.c) */
 	struct blue_swqe_eng *sq_eng;	/* engine state per send-ring entry */
 
 	/* transport */

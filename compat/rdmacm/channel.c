@@ -163,13 +163,15 @@ static struct cma_event *chan_pop(struct cma_channel *ch)
 	return e;
 }
 
-void cma_flush_events(struct cma_channel *ch, struct cma_id *id)
+/* remove and free the queued events @doomed picks */
+static void flush_if(struct cma_channel *ch, bool (*doomed)(const struct cma_event *, const void *),
+		     const void *arg)
 {
 	struct cma_event **pp = &ch->head, *e;
 
 	ch->tail = NULL;
 	while ((e = *pp)) {
-		if (e->owner == id) {
+		if (doomed(e, arg)) {
 			*pp = e->next;
 			eventfd_take(ch);
 			cma_event_free(e);
@@ -178,6 +180,26 @@ void cma_flush_events(struct cma_channel *ch, struct cma_id *id)
 		ch->tail = e;
 		pp = &e->next;
 	}
+}
+
+static bool owned_by(const struct cma_event *e, const void *id)
+{
+	return e->owner == id;
+}
+
+static bool of_group(const struct cma_event *e, const void *mc)
+{
+	return e->mc == mc;
+}
+
+void cma_flush_events(struct cma_channel *ch, struct cma_id *id)
+{
+	flush_if(ch, owned_by, id);
+}
+
+void cma_flush_mc_events(struct cma_channel *ch, const struct cma_mc *mc)
+{
+	flush_if(ch, of_group, mc);
 }
 
 static void unlock_cleanup(void *arg)
@@ -220,6 +242,10 @@ CMA_EXPORT int rdma_get_cm_event(struct rdma_event_channel *channel,
 	chan_wait(ch, cma_lock_mutex());
 	e = chan_pop(ch);
 	e->owner->events_out++;
+	if (e->mc) {
+		cma_mc_join_taken(e);
+		e->mc->events_out++;	/* rdma_leave_multicast waits for its ack */
+	}
 	if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST && e->owner->listener) {
 		/* handed out: the new id is the user's now, no longer the listener's */
 		e->owner->listener->events_out++;
@@ -242,6 +268,8 @@ CMA_EXPORT int rdma_ack_cm_event(struct rdma_cm_event *event)
 	cma_lock();
 	if (e->owner->events_out)
 		e->owner->events_out--;
+	if (e->mc && e->mc->events_out)
+		e->mc->events_out--;
 	pthread_cond_broadcast(&e->owner->acked);
 	if (e->ev.event == RDMA_CM_EVENT_CONNECT_REQUEST && e->ev.listen_id) {
 		struct cma_id *l = cma_id_of(e->ev.listen_id);
@@ -261,6 +289,9 @@ int cma_sync_wait(struct cma_id *id, struct cma_event **out)
 
 	chan_wait(ch, cma_lock_mutex());
 	*out = chan_pop(ch);
+	/* a synchronous id's event is its call's result, never acked: not counted */
+	if ((*out)->mc)
+		cma_mc_join_taken(*out);
 	return 0;
 }
 

@@ -90,11 +90,27 @@ enum cma_state {
 	CMA_ESTABLISHED,	/* rdma-core's userspace adds no state; ours, for clarity */
 };
 
+/* A group an id joined (mcast.c), on its list until it leaves or is destroyed. */
+struct cma_mc {
+	struct cma_mc		*next;
+	union {
+		struct sockaddr		sa;
+		struct sockaddr_in	in;
+		struct sockaddr_in6	in6;
+	} addr;				/* as joined */
+	union ibv_gid		mgid;		/* the group as a GID */
+	void			*context;	/* the join's: the event's private_data */
+	bool			send_only;	/* RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER */
+	bool			attached;	/* the id's QP is attached (at the JOIN's hand-out) */
+	unsigned int		events_out;	/* its events handed out, not yet acked */
+};
+
 /* One queued event: the user's struct rdma_cm_event first, its private data after. */
 struct cma_event {
 	struct rdma_cm_event	ev;
 	struct cma_event	*next;
 	struct cma_id		*owner;		/* ev.id, or for CONNECT_REQUEST the new id */
+	struct cma_mc		*mc;		/* MULTICAST_JOIN/ERROR: the group's record */
 	uint8_t			priv[256];	/* copied private data (ev.param.*.private_data) */
 };
 
@@ -156,6 +172,7 @@ struct cma_id {
 	struct ibv_pd		*ep_pd;
 	/* added by w-scale: REQs a listener dropped, its backlog full (conn.c) */
 	unsigned long		backlog_drops;
+	struct cma_mc		*mcs;		/* groups joined (mcast.c) */
 };
 
 static inline struct cma_id *cma_id_of(struct rdma_cm_id *id)
@@ -208,6 +225,8 @@ int cma_sync_wait(struct cma_id *id, struct cma_event **out) CMA_HIDDEN;
 void cma_event_free(struct cma_event *e) CMA_HIDDEN;
 /* remove and free @id's queued events (destroy_id, migrate_id) */
 void cma_flush_events(struct cma_channel *ch, struct cma_id *id) CMA_HIDDEN;
+/* the same for the queued events of group record @mc (rdma_leave_multicast) */
+void cma_flush_mc_events(struct cma_channel *ch, const struct cma_mc *mc) CMA_HIDDEN;
 /* added by w-cma: librdmacm's ucma_complete. For a synchronous id, wait for its next
  * event, keep it as id.event (the previous one is freed) and turn its status into the
  * call's result: 0, or -1 with errno (ECONNREFUSED for REJECTED). 0 at once for an id on
@@ -273,5 +292,12 @@ void cma_sidr_event(struct cma_dev *dev, struct blue_ibcm_conn *conn,
 void cma_unlisten(struct cma_id *id) CMA_HIDDEN;
 /* a listener for @service_id on @dev (conn.c), or NULL */
 struct cma_id *cma_find_listener(struct cma_dev *dev, uint64_t service_id) CMA_HIDDEN;
+
+/* ---- multicast (mcast.c) --------------------------------------------------- */
+/* a group's event is being handed out (rdma_get_cm_event, a synchronous wait): a JOIN
+ * attaches the id's QP to the group, or becomes MULTICAST_ERROR. Under the lock. */
+void cma_mc_join_taken(struct cma_event *e) CMA_HIDDEN;
+/* rdma_destroy_id: leave every group of @id (detach, free); its events are gone. */
+void cma_mc_leave_all(struct cma_id *id) CMA_HIDDEN;
 
 #endif

@@ -322,6 +322,7 @@ CMA_EXPORT int rdma_destroy_id(struct rdma_cm_id *uid)
 	cma_flush_events(ch, id);
 	while (id->events_out)
 		pthread_cond_wait(&id->acked, cma_lock_mutex());
+	cma_mc_leave_all(id);	/* the kernel's ucma_destroy_id leaves them too */
 	unlink_id(id);
 	if (id->sync_ev)
 		cma_event_free(id->sync_ev);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * The small rdma_cm calls around an id: rdma_set_option, rdma_event_str, the ports of
- * its addresses, ECE and multicast (RDMACM_1.0..1.3).
+ * its addresses and ECE (RDMACM_1.0..1.3). Multicast is mcast.c's.
  *
  * rdma_set_option is what the kernel's ucma_set_option does for it (librdmacm passes the
  * call through): level RDMA_OPTION_ID takes TOS (uint8_t), REUSEADDR (int; the kernel's
@@ -18,10 +18,6 @@
  * here; rdma_set_local_ece fails EOPNOTSUPP with a line (the options would not reach
  * the peer); rdma_reject_ece rejects as the kernel's does: REJ reason 35, "vendor option
  * not supported" (a UD id: SIDR_REP status 2).
- *
- * Multicast: blue has none. A join fails ENOSYS with a line (what the kernel's
- * rdma_join_multicast answers for a device that has no multicast); a leave finds no
- * group joined (EADDRNOTAVAIL, as librdmacm answers for an address it never joined).
  */
 #include <errno.h>
 #include <string.h>
@@ -273,45 +269,4 @@ CMA_EXPORT int rdma_reject_ece(struct rdma_cm_id *uid, const void *private_data,
 	/* IBA 12.6.7: REJ 35, vendor option not supported: ECE is not negotiated here */
 	return cma_reject(uid, BLUE_IBCM_REJ_VENDOR_OPTION_NOT_SUPPORTED, private_data,
 			  private_data_len, "rdma_reject_ece");
-}
-
-/* ---- multicast -------------------------------------------------------------- */
-
-static int opt_no_multicast(const char *fn, const struct rdma_cm_id *id,
-			    const struct sockaddr *addr)
-{
-	if (!id || !addr) {
-		cma_log("%s: %s is NULL", fn, !id ? "id" : "the group address");
-		errno = EINVAL;
-		return -1;
-	}
-	cma_log("%s: blue has no multicast (UD ids reach their peers by unicast SIDR)", fn);
-	errno = ENOSYS;
-	return -1;
-}
-
-CMA_EXPORT int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr, void *context)
-{
-	(void)context;
-	return opt_no_multicast("rdma_join_multicast", id, addr);
-}
-
-CMA_EXPORT int rdma_join_multicast_ex(struct rdma_cm_id *id,
-				      struct rdma_cm_join_mc_attr_ex *mc_join_attr, void *context)
-{
-	(void)context;
-	return opt_no_multicast("rdma_join_multicast_ex", id,
-				mc_join_attr ? mc_join_attr->addr : NULL);
-}
-
-CMA_EXPORT int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
-{
-	if (!id || !addr) {
-		cma_log("rdma_leave_multicast: %s is NULL", !id ? "id" : "the group address");
-		errno = EINVAL;
-		return -1;
-	}
-	cma_log("rdma_leave_multicast: no group joined (blue has no multicast)");
-	errno = EADDRNOTAVAIL;
-	return -1;
 }

@@ -190,6 +190,10 @@ struct blue_device_attr {
 	int atomic_cap;		/* 1 = atomics are atomic within this HCA (IBV_ATOMIC_HCA) */
 	int max_mw;		/* memory windows, type 1 and 2 (2B) */
 	uint8_t phys_port_cnt;
+	/* multicast (blue_attach_mcast), per context: include/blue/mcast.h */
+	int max_mcast_grp;		/* groups attached at once */
+	int max_mcast_qp_attach;	/* QPs one group holds */
+	int max_total_mcast_qp_attach;	/* attachments in all */
 };
 
 struct blue_port_attr {
@@ -537,6 +541,29 @@ struct blue_ah *blue_create_ah(struct blue_pd *pd, const struct blue_ah_attr *at
 
 /** blue_destroy_ah() - Return: 0 or errno. */
 int blue_destroy_ah(struct blue_ah *ah);
+
+/* ---- multicast (UD) ------------------------------------------------------------- */
+
+/**
+ * blue_attach_mcast() - attach the UD QP @qp to the multicast group @gid (ff00::/8, or
+ * IPv4-mapped 224.0.0.0/4: ::ffff:a.b.c.d). From then on @qp gets a copy of every
+ * datagram the device receives for the group with its Q_Key, including those QPs of
+ * this device send to it. The first attachment of a group joins it on the netdev
+ * (IGMP/MLD). An AH whose dgid is the group sends to it (with remote_qpn 0xFFFFFF).
+ * @lid: IB's multicast LID; RoCE has none, and it is ignored.
+ * Return: 0 (also for a QP attached already, as the kernel answers), EINVAL (not a UD
+ * QP, not a multicast GID), ENOMEM (past max_mcast_grp, max_mcast_qp_attach or
+ * max_total_mcast_qp_attach, as rxe answers), EOPNOTSUPP (the netdev was attached by a
+ * blue without multicast: re-attach), or the errno of the netdev join; after a message.
+ */
+int blue_attach_mcast(struct blue_qp *qp, const union blue_gid *gid, uint16_t lid);
+
+/**
+ * blue_detach_mcast() - detach @qp from @gid; the last QP of the device to leave the
+ * group leaves it on the netdev. Return: 0, or EINVAL when @qp is not attached to @gid
+ * (the kernel's answer), after a message.
+ */
+int blue_detach_mcast(struct blue_qp *qp, const union blue_gid *gid, uint16_t lid);
 
 /**
  * blue_ah_attr_from_grh() - the address vector back to the sender of a UD message,

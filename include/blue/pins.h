@@ -28,6 +28,7 @@
 #define BLUE_PIN_DIAG		"diag"		/* include/blue/diag.h */
 #define BLUE_PIN_DROPS		"drop_events"	/* ring buffer of struct blue_drop_event */
 #define BLUE_PIN_TUNE		"tune"		/* include/blue/tune.h */
+#define BLUE_PIN_MCAST		"mcast"		/* include/blue/mcast.h */
 
 /**
  * blue_pin_dir() - the pin directory of @ifname in the caller's network namespace.

@@ -32,6 +32,8 @@ enum blue_stat_reason {
 	BLUE_STAT_DROP_NO_SOCKET,	/* QP has no AF_XDP socket bound */
 	BLUE_STAT_DROP_WRONG_QUEUE,	/* came in on a netdev queue other than its QP's socket's */
 	BLUE_STAT_DROP_BAD_PKEY,	/* BTH P_Key does not match the QP's (IBA 10.9.3) */
+	BLUE_STAT_DROP_MCAST_UNJOINED,	/* DestQP 0xFFFFFF to a group no engine on this queue
+					 * joined, or to a unicast address (mcast.h) */
 	BLUE_STAT__MAX,
 };
 
@@ -66,6 +68,7 @@ static inline const char *blue_stat_name(__u32 r)
 	case BLUE_STAT_DROP_NO_SOCKET:		return "drop_no_socket";
 	case BLUE_STAT_DROP_WRONG_QUEUE:	return "drop_wrong_queue";
 	case BLUE_STAT_DROP_BAD_PKEY:		return "drop_bad_pkey";
+	case BLUE_STAT_DROP_MCAST_UNJOINED:	return "drop_mcast_unjoined";
 	default:				return "unknown";
 	}
 }

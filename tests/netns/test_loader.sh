@@ -17,7 +17,7 @@ IP_B=10.201.77.2
 REASONS="pass_non_ip pass_ipv6 pass_non_udp pass_non_roce redirect drop_trunc_eth
 drop_trunc_ip drop_bad_ip_hdr drop_ip_fragment drop_trunc_udp drop_bad_udp_len
 drop_trunc_bth drop_bad_version drop_bad_opcode drop_bad_length drop_unknown_qpn
-drop_qp_state drop_no_socket drop_wrong_queue drop_bad_pkey"
+drop_qp_state drop_no_socket drop_wrong_queue drop_bad_pkey drop_mcast_unjoined"
 
 # ld_setup: two namespaces and a veth pair named after this test's own PID, so a
 # leftover from one test never meets the next. Sets NS_A NS_B IF_A IF_B PIN.

@@ -15,6 +15,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "blue/mcast.h"
 #include "blue/qp_ctx.h"
 #include "blue/wire.h"
 #include "bpf/blue_xdp.skel.h"
@@ -226,6 +227,16 @@ int fix_qp_set_pkey(struct xdp_fix *f, uint32_t qpn, uint32_t xsk_slot, uint8_t 
 	__u32 slot = blue_qpn_slot(qpn);
 
 	return bpf_map_update_elem(f->qp_fd, &slot, &qp, BPF_ANY) ? -errno : 0;
+}
+
+int fix_mcast_set(struct xdp_fix *f, const uint8_t gid[16], uint32_t queue, uint32_t xsk_slot)
+{
+	struct blue_mcast_key k = { .queue = queue };
+	struct blue_mcast_val v = { .xsk_slot = xsk_slot, .nqp = 1 };
+
+	memcpy(k.gid, gid, 16);
+	return bpf_map_update_elem(bpf_map__fd(f->skel->maps.mcast), &k, &v, BPF_ANY) ?
+	       -errno : 0;
 }
 
 int fix_qp_clear(struct xdp_fix *f, uint32_t slot)

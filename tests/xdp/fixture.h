@@ -69,6 +69,8 @@ int fix_qp_set(struct xdp_fix *f, uint32_t qpn, uint32_t xsk_slot, uint8_t state
 int fix_qp_set_pkey(struct xdp_fix *f, uint32_t qpn, uint32_t xsk_slot, uint8_t state,
 		    uint16_t pkey);
 int fix_qp_clear(struct xdp_fix *f, uint32_t slot);
+/* A multicast map entry: group @gid arriving on @queue goes to XSKMAP slot @xsk_slot. */
+int fix_mcast_set(struct xdp_fix *f, const uint8_t gid[16], uint32_t queue, uint32_t xsk_slot);
 /* xdp_rx_pkts of the QP context in @qpn's slot. */
 uint64_t fix_qp_rx(struct xdp_fix *f, uint32_t qpn);
 

@@ -195,6 +195,15 @@ size_t pkt_build(const struct pkt_spec *s, uint8_t *buf, size_t cap)
 
 	off[PL_ETH] = 0;
 	memcpy(p, dmac, 6);
+	if ((s->daddr & 0xf0000000u) == 0xe0000000u) {	/* RFC 1112 6.4 */
+		const uint8_t m[6] = { 0x01, 0x00, 0x5e, (s->daddr >> 16) & 0x7f,
+				       (uint8_t)(s->daddr >> 8), (uint8_t)s->daddr };
+
+		memcpy(p, m, 6);
+	} else if (s->daddr6[0] == 0xff) {		/* RFC 2464 7 */
+		p[0] = p[1] = 0x33;
+		memcpy(p + 2, s->daddr6 + 12, 4);
+	}
 	memcpy(p + 6, smac, 6);
 	p += 12;
 	off[PL_VLAN] = p - buf;
@@ -217,7 +226,7 @@ size_t pkt_build(const struct pkt_spec *s, uint8_t *buf, size_t cap)
 		p[8] = 64;
 		p[9] = s->ip_proto;
 		put32(p + 12, 0x0ac90101);	/* 10.201.1.1 */
-		put32(p + 16, 0x0ac90102);	/* 10.201.1.2 */
+		put32(p + 16, s->daddr ? s->daddr : 0x0ac90102);	/* 10.201.1.2 */
 		off[PL_IPOPT] = off[PL_IP] + 20;
 		if (ip_hlen > 20)
 			memset(p + 20, 1, ip_hlen - 20);	/* NOP options */
@@ -232,6 +241,8 @@ size_t pkt_build(const struct pkt_spec *s, uint8_t *buf, size_t cap)
 		p[25] = 0x80;
 		p[23] = 1;
 		p[39] = 2;
+		if (s->daddr6[0])
+			memcpy(p + 24, s->daddr6, 16);
 		p[1] = 0x20;			/* traffic class ECT(0), as p[1] of IPv4 */
 		p = put_l4(s, p + 40, off, buf);
 	} else if (s->ethertype == ETH_P_ARP) {

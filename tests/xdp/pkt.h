@@ -53,6 +53,10 @@ struct pkt_spec {
 	uint32_t	aeth;		/* if not 0, the AETH word (syndrome << 24 | MSN) */
 	bool		icrc;		/* write the 4-byte ICRC */
 	uint32_t	trailer;	/* bytes after the IP datagram (Ethernet padding) */
+	/* if not 0, the IPv4 destination (host order); IPv4 multicast gets its MAC */
+	uint32_t	daddr;
+	/* if daddr6[0], the IPv6 destination; ff00::/8 gets its MAC (33:33 + low 32 bits) */
+	uint8_t		daddr6[16];
 	/*
 	 * End the frame cut_len bytes into cut_layer. Unless cut_raw, the IPv4 total length
 	 * and UDP length describe the cut frame, as a sender of a short packet would write

@@ -18,6 +18,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
+#include "blue/mcast.h"
 #include "blue/qp_ctx.h"
 #include "blue/stats.h"
 #include "blue/wire.h"
@@ -44,6 +45,26 @@
 #define QPN_GSI		0x000001u	/* QP1, the GSI (slot 1, generation 0): the CM agent's */
 
 #define PK_FULL		BLUE_DEFAULT_PKEY
+
+/*
+ * The multicast map every row runs against (include/blue/mcast.h): groups joined on
+ * queue 0 (the rows come in on queue 0) go to socket 0 or 1; 239.1.2.5 only on queue 1.
+ */
+#define MC_JOINED	0xef010203u	/* 239.1.2.3 -> socket 0 */
+#define MC_UNJOINED	0xef010204u	/* 239.1.2.4: nobody */
+#define MC_OTHERQ	0xef010205u	/* 239.1.2.5: joined on queue 1 only */
+static const uint8_t grp6_joined[16] = { 0xff, 0x0e, [12] = 0, 0x01, 0x02, 0x03 };
+static const uint8_t grp6_unjoined[16] = { 0xff, 0x0e, [12] = 0, 0x01, 0x02, 0x09 };
+
+static void mc_gid4(uint8_t gid[16], uint32_t ip)
+{
+	memset(gid, 0, 16);
+	gid[10] = gid[11] = 0xff;
+	gid[12] = ip >> 24;
+	gid[13] = (uint8_t)(ip >> 16);
+	gid[14] = (uint8_t)(ip >> 8);
+	gid[15] = (uint8_t)ip;
+}
 
 static const struct {
 	uint32_t	qpn;
@@ -134,6 +155,19 @@ B(to_rtr, s->dqpn = QPN_RTR)
 B(to_sqd, s->dqpn = QPN_SQD)
 B(to_sqe, s->dqpn = QPN_SQE)
 B(to_top, s->dqpn = QPN_TOP)
+
+/* UD to a group: DestQP 0xFFFFFF (IBA 10.5) */
+#define MC	s->opcode = BLUE_OP_UD_SEND_ONLY; s->dqpn = BLUE_MCAST_QPN
+B(mc_joined, MC; s->daddr = MC_JOINED)
+B(mc_joined_imm, MC; s->daddr = MC_JOINED; s->opcode = BLUE_OP_UD_SEND_ONLY_IMM)
+B(mc_unjoined, MC; s->daddr = MC_UNJOINED)
+B(mc_otherq, MC; s->daddr = MC_OTHERQ)
+B(mc_unicast, MC)
+B(mc_ucast_qpn, s->opcode = BLUE_OP_UD_SEND_ONLY; s->daddr = MC_JOINED)
+B(mc6_joined, MC; s->ethertype = ETH_P_IPV6; s->ip_version = 6;
+  memcpy(s->daddr6, grp6_joined, 16))
+B(mc6_unjoined, MC; s->ethertype = ETH_P_IPV6; s->ip_version = 6;
+  memcpy(s->daddr6, grp6_unjoined, 16))
 
 B(arp, s->ethertype = ETH_P_ARP)
 B(lldp, s->ethertype = 0x88cc)
@@ -241,6 +275,8 @@ B(pk_bad_to_reset, s->pkey = 0x9234; s->dqpn = QPN_RESET)
 #define REDIR(what, b, sk)	{ what, b, XDP_REDIRECT, BLUE_STAT_REDIRECT, EFF_RX_PKTS, sk }
 #define PASS(what, b, r)	{ what, b, XDP_PASS, BLUE_STAT_##r, EFF_NONE, -1 }
 #define DROP(what, b, r)	{ what, b, XDP_DROP, BLUE_STAT_##r, EFF_NONE, -1 }
+/* a group's frame is for no one QP: no QP's xdp_rx_pkts moves */
+#define MCREDIR(what, b, sk)	{ what, b, XDP_REDIRECT, BLUE_STAT_REDIRECT, EFF_NONE, sk }
 
 static const struct xdp_row rows[] = {
 	/* every opcode class reaches its QP's socket */
@@ -402,6 +438,19 @@ static const struct xdp_row rows[] = {
 	     DROP_BAD_PKEY),
 	DROP("wrong P_Key to a QP in RESET: the state is judged first", pk_bad_to_reset,
 	     DROP_QP_STATE),
+
+	/* multicast: DestQP 0xFFFFFF steered by {group, queue} (include/blue/mcast.h) */
+	MCREDIR("UD to group 239.1.2.3, joined on this queue", mc_joined, 0),
+	MCREDIR("UD with immediate to group 239.1.2.3", mc_joined_imm, 0),
+	MCREDIR("UD to group ff0e::1:203 over IPv6, joined (socket 1)", mc6_joined, 1),
+	DROP("UD to group 239.1.2.4, which nobody joined", mc_unjoined, DROP_MCAST_UNJOINED),
+	DROP("UD to group 239.1.2.5, joined on another queue only", mc_otherq,
+	     DROP_MCAST_UNJOINED),
+	DROP("UD to group ff0e::1:209 over IPv6, which nobody joined", mc6_unjoined,
+	     DROP_MCAST_UNJOINED),
+	DROP("DestQP 0xFFFFFF to a unicast address", mc_unicast, DROP_MCAST_UNJOINED),
+	/* as rxe: a QPN other than 0xFFFFFF is that QP's, whatever the address */
+	REDIR("UD to a group's address with QPN 0x11: steered by the QPN", mc_ucast_qpn, 0),
 };
 
 #define N_ROWS	(sizeof(rows) / sizeof(rows[0]))
@@ -428,6 +477,13 @@ static void fini(void)
 
 static void load_qp_table(void)
 {
+	uint8_t g[16];
+
+	mc_gid4(g, MC_JOINED);
+	cr_assert_eq(fix_mcast_set(&fix, g, 0, 0), 0, "mcast entry 239.1.2.3");
+	mc_gid4(g, MC_OTHERQ);
+	cr_assert_eq(fix_mcast_set(&fix, g, 1, BLUE_XSK_PER_QUEUE), 0, "mcast entry 239.1.2.5");
+	cr_assert_eq(fix_mcast_set(&fix, grp6_joined, 0, 1), 0, "mcast entry ff0e::1:203");
 	for (size_t i = 0; i < N_QP; i++)
 		cr_assert_eq(fix_qp_set_pkey(&fix, qp_table[i].qpn, qp_table[i].xsk_slot,
 					     qp_table[i].state, qp_table[i].pkey), 0,
