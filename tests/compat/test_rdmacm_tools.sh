@@ -32,9 +32,11 @@ rt_setup() { rdmacm_setup rtl "$RT_IP_A" "$RT_IP_B" "$@"; }
 # failure fails the test at once):
 #  - its server prints "Waiting for client to connect" before its rdma_listen: a client
 #    that comes first (a loaded machine: 2 cores shared) gets the IB CM's REJ, invalid
-#    service ID (8), as from a kernel CM: "RDMA_CM_EVENT_REJECTED; error: 8"
-#    (rdmacm_pair tries that client again itself while the server runs; a run is
-#    repeated here when it gave up: the server gone, or half its bound spent);
+#    service ID (8), as from a kernel CM: "RDMA_CM_EVENT_REJECTED; error: 8". The
+#    pair is run again whole (RCM_RETRY=0: not rdmacm_pair's client-only retry): a
+#    perftest client run again against the server that REJ'd the first hung with that
+#    server to their 60 s bound each time it was tried here (3 in 3, the server's log
+#    ending at "Waiting for client to connect"), a new pair never;
 #  - UD -R: after their rdma_cm control connection (RC, PS_TCP) each side sets its UD
 #    resources up, then the server listens on PS_UDP while the client sends its SIDR_REQ at
 #    once; one that comes first finds no listener: SIDR status 1 (the kernel's
@@ -55,7 +57,7 @@ perf_R() {
 	compat_record_at_exit "$label" both blue
 	for ((run = 1; run <= RT_RUNS; run++)); do
 		# perftest's server prints this as it starts, the listen follows
-		RCM_READY='Waiting for client to connect' rdmacm_pair 60 \
+		RCM_RETRY=0 RCM_READY='Waiting for client to connect' rdmacm_pair 60 \
 			"$tool" -R -F -p "$port" -n "$iters" "$@" -- \
 			"$tool" -R -F -p "$port" -n "$iters" "$@" "$RT_IP_A"
 		if [ "$RCM_CRC" -eq 0 ] || ! grep -qE "$RT_RACE" "$RCM_CLI"; then

@@ -69,9 +69,10 @@ _rdmacm_wait_ready() {
 # reason 8, invalid service ID: the server's CM agent answered, its listener was not
 # there yet) is run again, 1 s apart, while the server runs and for at most half of SECS
 # in all: a loaded machine (CI) has taken more than 6 s to bring perftest's server to
-# rdma_listen, and a fixed 5 tries left that server waiting to its bound. A server whose
-# client failed is ended (by PID) 2 s later, not left to its timeout. Both logs are
-# printed with their exit codes.
+# rdma_listen, and a fixed 5 tries left that server waiting to its bound. RCM_RETRY=0:
+# no such retry, the pair ends on the first REJ (the caller runs it again whole). A
+# server whose client failed is ended (by PID) 2 s later, not left to its timeout. Both
+# logs are printed with their exit codes.
 rdmacm_pair() {
 	local secs=$1 spid sargs=() cargs=() try=0 end; shift
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do sargs+=("$1"); shift; done
@@ -92,7 +93,8 @@ rdmacm_pair() {
 		# shellcheck disable=SC2086
 		ns_exec "$NS_B" timeout "$secs" "${COMPAT_ENV[@]}" ${RCM_ENV:-} "${cargs[@]}" \
 			>"$RCM_CLI" 2>&1 || RCM_CRC=$?
-		if [ "$RCM_CRC" -eq 0 ] || ! grep -qE "REJECTED[^0-9]*8([^0-9]|$)" "$RCM_CLI" ||
+		if [ "$RCM_CRC" -eq 0 ] || [ "${RCM_RETRY:-1}" = 0 ] ||
+		   ! grep -qE "REJECTED[^0-9]*8([^0-9]|$)" "$RCM_CLI" ||
 		   ! kill -0 "$spid" 2>/dev/null || [ "$SECONDS" -ge "$end" ]; then
 			break
 		fi
