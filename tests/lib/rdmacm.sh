@@ -12,7 +12,8 @@
 #                                attached to both ends (NS_A/NS_B, IF_A/IF_B)
 #   rdmacm_pair SECS SERVER_CMD... -- CLIENT_CMD...
 #                                the server in A, the client in B (below); sets
-#                                RCM_SRC/RCM_CRC (exit codes), RCM_SRV/RCM_CLI (logs)
+#                                RCM_SRC/RCM_CRC (exit codes), RCM_SRV/RCM_CLI (logs);
+#                                reads RCM_READY, RCM_ENV, RCM_RETRY
 #   rdmacm_both_ok WHAT          fail unless both sides of the last pair exited 0
 BLUECTL=$PWD/$B/bin/bluectl
 RCM_LIB=$PWD/$B/compat
