@@ -51,18 +51,35 @@ ca_setup() {
 	blue_attach "$NS_B" "$IF_B"
 }
 
-# ca_bg NS VAR OUT ARGS...: the probe in NS in the background (bounded), output to OUT
-ca_bg() {
-	local ns=$1 var=$2 out=$3; shift 3
-	ns_bg "$ns" "$var" timeout 40 "${COMPAT_ENV[@]}" BLUE_RDMACM_STATS=1 "$CA_PROBE" "$@" \
-		>"$out" 2>&1
+# _ca_cmd ARGS...: CA_CMD, the one command line of a probe run: bounded, on the compat
+# library, its librdmacm counters printed at exit, CA_ENV's NAME=VALUE words (the knobs
+# above, BLUE_QUEUE) in its environment
+_ca_cmd() {
+	# shellcheck disable=SC2206 # CA_ENV: NAME=VALUE words
+	CA_CMD=(timeout 40 "${COMPAT_ENV[@]}" BLUE_RDMACM_STATS=1 ${CA_ENV:-} "$CA_PROBE" "$@")
 }
 
-# ca_run NS OUT ARGS...: the probe in NS in the foreground (bounded); its status
+# ca_bg NS VAR OUT ARGS...: the probe in NS in the background, output to OUT
+ca_bg() {
+	local ns=$1 var=$2 out=$3; shift 3
+	_ca_cmd "$@"
+	ns_bg "$ns" "$var" "${CA_CMD[@]}" >"$out" 2>&1
+}
+
+# ca_run NS OUT ARGS...: the probe in NS in the foreground; its status
 ca_run() {
 	local ns=$1 out=$2; shift 2
-	ns_exec "$ns" timeout 40 "${COMPAT_ENV[@]}" BLUE_RDMACM_STATS=1 "$CA_PROBE" "$@" \
-		>"$out" 2>&1
+	_ca_cmd "$@"
+	ns_exec "$ns" "${CA_CMD[@]}" >"$out" 2>&1
+}
+
+# ca_start VAR OUT READY WHAT ARGS...: the probe in A in the background (ca_bg), back
+# once OUT has a line matching READY (10 s at most); else OUT is shown and the test fails
+# saying WHAT did not happen
+ca_start() {
+	local var=$1 out=$2 ready=$3 what=$4; shift 4
+	ca_bg "$NS_A" "$var" "$out" "$@"
+	ca_wait_line "$out" "$ready" 10 || { cat "$out"; fail "$what"; }
 }
 
 # ca_wait_line FILE REGEX SECONDS: 0 once FILE has a line matching REGEX
@@ -97,8 +114,7 @@ test_connect_disconnect() {
 	local srv cli spid rc=0 src=0 ev
 	ca_setup
 	srv=$(ca_tmp); cli=$(ca_tmp)
-	ca_bg "$NS_A" spid "$srv" listen "$CA_SID" --count 1 --time 30
-	ca_wait_line "$srv" '^listening' 10 || { cat "$srv"; fail "the listener did not start"; }
+	ca_start spid "$srv" '^listening' "the listener did not start" listen "$CA_SID" --count 1 --time 30
 	ca_run "$NS_B" "$cli" connect "$CA_IP_A" "$CA_SID" --time 30 || rc=$?
 	wait "$spid" || src=$?
 	echo "--- listener"; cat "$srv"; echo "--- connector"; cat "$cli"
@@ -131,8 +147,7 @@ test_reject_no_listener() {
 	local srv cli spid rc=0
 	ca_setup
 	srv=$(ca_tmp); cli=$(ca_tmp)
-	ca_bg "$NS_A" spid "$srv" idle --time 30
-	ca_wait_line "$srv" '^agent up' 10 || { cat "$srv"; fail "the agent did not start"; }
+	ca_start spid "$srv" '^agent up' "the agent did not start" idle --time 30
 	ca_run "$NS_B" "$cli" connect "$CA_IP_A" "$CA_SID" --time 20 || rc=$?
 	kill -INT "$spid" 2>/dev/null || true
 	cat "$cli"
@@ -145,8 +160,7 @@ test_reject_consumer() {
 	local srv cli spid rc=0 src=0
 	ca_setup
 	srv=$(ca_tmp); cli=$(ca_tmp)
-	ca_bg "$NS_A" spid "$srv" listen "$CA_SID" --reject 28 --time 30
-	ca_wait_line "$srv" '^listening' 10 || { cat "$srv"; fail "the listener did not start"; }
+	ca_start spid "$srv" '^listening' "the listener did not start" listen "$CA_SID" --reject 28 --time 30
 	ca_run "$NS_B" "$cli" connect "$CA_IP_A" "$CA_SID" --time 20 || rc=$?
 	wait "$spid" || src=$?
 	echo "--- listener"; cat "$srv"; echo "--- connector"; cat "$cli"
@@ -160,8 +174,7 @@ test_timeout_agent_gone() {
 	local srv cli spid rc=0 t0 t1 ppid
 	ca_setup
 	srv=$(ca_tmp); cli=$(ca_tmp)
-	ca_bg "$NS_A" spid "$srv" listen "$CA_SID" --time 30
-	ca_wait_line "$srv" '^listening' 10 || { cat "$srv"; fail "the listener did not start"; }
+	ca_start spid "$srv" '^listening' "the listener did not start" listen "$CA_SID" --time 30
 	# the peer's agent dies holding QP1: its socket is gone, XDP finds no one
 	ppid=$(sed -nE 's/^agent up: .* pid ([0-9]+)$/\1/p' "$srv")
 	[ -n "$ppid" ] || fail "the probe did not say its PID"
@@ -169,9 +182,8 @@ test_timeout_agent_gone() {
 	wait "$spid" 2>/dev/null || true
 	t0=$(date +%s%N)
 	# 4.096 us * 2^14 = 67 ms per try, 3 retries: ~0.3 s (the kernel's 20/15: ~70 s)
-	ns_exec "$NS_B" timeout 40 "${COMPAT_ENV[@]}" BLUE_RDMACM_CM_TIMEOUT=14 \
-		BLUE_RDMACM_CM_RETRIES=3 "$CA_PROBE" connect "$CA_IP_A" "$CA_SID" --time 20 \
-		>"$cli" 2>&1 || rc=$?
+	CA_ENV="BLUE_RDMACM_CM_TIMEOUT=14 BLUE_RDMACM_CM_RETRIES=3" \
+		ca_run "$NS_B" "$cli" connect "$CA_IP_A" "$CA_SID" --time 20 || rc=$?
 	t1=$(date +%s%N)
 	cat "$cli"
 	[ "$rc" -eq 0 ] || fail "the connector exited $rc"
@@ -180,8 +192,7 @@ test_timeout_agent_gone() {
 	[ "$(ca_counter "$cli" agent.tx_mads)" = 4 ] || fail "REQ + 3 retries != tx_mads"
 	[ $(((t1 - t0) / 1000000)) -lt 5000 ] || fail "the TIMEOUT took $(((t1 - t0) / 1000000)) ms"
 	# a new agent in A takes the dead one's QP1 (its slot mark is free) and answers
-	ca_bg "$NS_A" spid "$srv" listen "$CA_SID" --count 1 --time 30
-	ca_wait_line "$srv" '^listening' 10 || { cat "$srv"; fail "a new agent could not take QP1"; }
+	ca_start spid "$srv" '^listening' "a new agent could not take QP1" listen "$CA_SID" --count 1 --time 30
 	rc=0
 	ca_run "$NS_B" "$cli" connect "$CA_IP_A" "$CA_SID" --time 30 || rc=$?
 	cat "$cli"
@@ -195,10 +206,8 @@ test_gsi_in_use() {
 	# QP-context table (one AF_XDP queue serves one process)
 	VETH_QUEUES=2 ca_setup
 	srv=$(ca_tmp); out=$(ca_tmp)
-	ca_bg "$NS_A" spid "$srv" idle --time 30
-	ca_wait_line "$srv" '^agent up' 10 || { cat "$srv"; fail "the agent did not start"; }
-	ns_exec "$NS_A" timeout 40 "${COMPAT_ENV[@]}" BLUE_QUEUE=1 "$CA_PROBE" idle --time 1 \
-		>"$out" 2>&1 || rc=$?
+	ca_start spid "$srv" '^agent up' "the agent did not start" idle --time 30
+	CA_ENV=BLUE_QUEUE=1 ca_run "$NS_A" "$out" idle --time 1 || rc=$?
 	kill -INT "$spid" 2>/dev/null || true
 	cat "$out"
 	[ "$rc" -eq 3 ] || fail "the second agent exited $rc, want 3"
@@ -211,17 +220,27 @@ test_gsi_in_use() {
 # for an unlistened service gets its REJ 8).
 CA_HOSTILE=$PWD/tests/compat/cm_hostile.py
 CA_NHOSTILE=5	# frames per kind
-test_hostile_mads() {
-	local srv cli spid rc=0 src=0 out kv k v
+
+ca_need_scapy() {
 	/usr/bin/python3 -c 'import scapy.contrib.roce' 2>/dev/null ||
 		skip "/usr/bin/python3 cannot import scapy.contrib.roce (apt-get install python3-scapy)"
+}
+
+# ca_hostile SRC_IP ARGS...: cm_hostile.py in B, its frames from SRC_IP to A's agent
+# (ARGS: how many per kind, which kinds); its output shown, the test failed if it fails
+ca_hostile() {
+	local out src=$1; shift
+	out=$(ns_exec "$NS_B" timeout 60 /usr/bin/python3 "$CA_HOSTILE" "$IF_B" "$src" \
+		"$CA_IP_A" "$MAC_A" "$@" 2>&1) || { echo "$out"; fail "cm_hostile.py failed"; }
+	echo "$out"
+}
+test_hostile_mads() {
+	local srv cli spid rc=0 src=0 kv k v
+	ca_need_scapy
 	ca_setup
 	srv=$(ca_tmp); cli=$(ca_tmp)
-	ca_bg "$NS_A" spid "$srv" listen "$CA_SID" --time 12
-	ca_wait_line "$srv" '^listening' 10 || { cat "$srv"; fail "the agent did not start"; }
-	out=$(ns_exec "$NS_B" timeout 60 /usr/bin/python3 "$CA_HOSTILE" "$IF_B" "$CA_IP_B" \
-		"$CA_IP_A" "$MAC_A" "$CA_NHOSTILE" 2>&1) || { echo "$out"; fail "cm_hostile.py failed"; }
-	echo "$out"
+	ca_start spid "$srv" '^listening' "the agent did not start" listen "$CA_SID" --time 12
+	ca_hostile "$CA_IP_B" "$CA_NHOSTILE"
 	# the agent still works: a REQ for another service is answered REJ 8
 	ca_run "$NS_B" "$cli" connect "$CA_IP_A" $((CA_SID + 1)) --time 10 || rc=$?
 	grep -qE "^event REJECTED reason=8 " "$cli" || { cat "$cli"; fail "no REJ 8 after the hostile MADs"; }
@@ -249,9 +268,8 @@ test_hostile_mads() {
 # receive, which moves QP1 to ERROR (IBA: a local length error); the agent resets QP1 to
 # RTS with its buffers posted again, says so once, and answers the next REQ.
 test_hostile_jumbo() {
-	local srv cli spid rc=0 src=0 out
-	/usr/bin/python3 -c 'import scapy.contrib.roce' 2>/dev/null ||
-		skip "/usr/bin/python3 cannot import scapy.contrib.roce (apt-get install python3-scapy)"
+	local srv cli spid rc=0 src=0
+	ca_need_scapy
 	ca_need
 	netns_setup ca "$CA_IP_A" "$CA_IP_B"
 	ip -n "$NS_A" link set "$IF_A" mtu 9000
@@ -259,11 +277,8 @@ test_hostile_jumbo() {
 	blue_attach "$NS_A" "$IF_A"
 	blue_attach "$NS_B" "$IF_B"
 	srv=$(ca_tmp); cli=$(ca_tmp)
-	ca_bg "$NS_A" spid "$srv" listen "$CA_SID" --time 10
-	ca_wait_line "$srv" '^listening' 10 || { cat "$srv"; fail "the agent did not start"; }
-	out=$(ns_exec "$NS_B" timeout 60 /usr/bin/python3 "$CA_HOSTILE" "$IF_B" "$CA_IP_B" \
-		"$CA_IP_A" "$MAC_A" 1 jumbo 2>&1) || { echo "$out"; fail "cm_hostile.py failed"; }
-	echo "$out"
+	ca_start spid "$srv" '^listening' "the agent did not start" listen "$CA_SID" --time 10
+	ca_hostile "$CA_IP_B" 1 jumbo
 	ca_wait_line "$srv" 'QP1 went to ERROR' 5 || true
 	ca_run "$NS_B" "$cli" connect "$CA_IP_A" $((CA_SID + 1)) --time 8 || rc=$?
 	grep -qE "^event REJECTED reason=8 " "$cli" || { cat "$cli"; fail "no REJ 8 after the jumbo datagram"; }
@@ -281,16 +296,12 @@ test_hostile_jumbo() {
 # ones fail at once, and a real peer's REQ right after is answered in bounded time.
 CA_IP_SPOOF=10.201.161.99
 test_hostile_spoofed() {
-	local srv cli spid rc=0 src=0 out t0 t1 ms
-	/usr/bin/python3 -c 'import scapy.contrib.roce' 2>/dev/null ||
-		skip "/usr/bin/python3 cannot import scapy.contrib.roce (apt-get install python3-scapy)"
+	local srv cli spid rc=0 src=0 t0 t1 ms
+	ca_need_scapy
 	ca_setup
 	srv=$(ca_tmp); cli=$(ca_tmp)
-	ca_bg "$NS_A" spid "$srv" listen "$CA_SID" --time 12
-	ca_wait_line "$srv" '^listening' 10 || { cat "$srv"; fail "the agent did not start"; }
-	out=$(ns_exec "$NS_B" timeout 60 /usr/bin/python3 "$CA_HOSTILE" "$IF_B" "$CA_IP_SPOOF" \
-		"$CA_IP_A" "$MAC_A" "$CA_NHOSTILE" req 2>&1) || { echo "$out"; fail "cm_hostile.py failed"; }
-	echo "$out"
+	ca_start spid "$srv" '^listening' "the agent did not start" listen "$CA_SID" --time 12
+	ca_hostile "$CA_IP_SPOOF" "$CA_NHOSTILE" req
 	t0=$(date +%s%N)
 	ca_run "$NS_B" "$cli" connect "$CA_IP_A" $((CA_SID + 1)) --time 10 || rc=$?
 	t1=$(date +%s%N)
@@ -316,8 +327,7 @@ test_put_from_event() {
 	local srv cli spid rc=0
 	ca_setup
 	srv=$(ca_tmp); cli=$(ca_tmp)
-	ca_bg "$NS_A" spid "$srv" idle --time 20
-	ca_wait_line "$srv" '^agent up' 10 || { cat "$srv"; fail "the agent did not start"; }
+	ca_start spid "$srv" '^agent up' "the agent did not start" idle --time 20
 	ca_run "$NS_B" "$cli" connect "$CA_IP_A" "$CA_SID" --time 10 --put-in-event || rc=$?
 	cat "$cli"
 	[ "$rc" -eq 0 ] || fail "the connector exited $rc"

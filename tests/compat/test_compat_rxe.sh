@@ -20,7 +20,8 @@
 # blue's side of each step when it sees BEGIN. Whoever is the client retries a refused
 # TCP connect (perftest and rc_pingpong connect once), so neither side has to start
 # first. Each step uses its own TCP port, so no step meets the previous one's socket.
-# Logs of every step stay in $B/test-logs/compat-rxe/.
+# Blue's side of a step is guest.sh's rxe_run_step, as in test_rdmacm_rxe.sh. Logs of
+# every step stay in $B/test-logs/compat-rxe/ (NAME.blue, NAME.tries, NAME.guest).
 #
 # test_compat_rxe_matrix gives the RC steps' verdict; test_compat_rxe_ud and
 # test_compat_rxe_srq, which run after it, give the UD and SRQ steps' from the verdicts
@@ -312,38 +313,28 @@ _cm_guest_gidx6() {
 	tr -d '\r' <"$RXE_LOG" | awk -v h="$(_cm_ip6_full "$RXE_GUEST_IP6")" '$1 == "gid" && $3 == "RoCE" && $4 == "v2" && $5 == h { print $2; exit }'
 }
 
-# _cm_run_step NAME TOOL BLUE_ROLE N EXTRA PORT GROUP: blue's side of one step; the
-# guest's output (between its markers) goes to $CM_KEEP/NAME.guest, blue's to NAME.blue,
-# blue's exit status to CM_BRC
+# _cm_run_step NAME TOOL BLUE_ROLE N EXTRA PORT GROUP: blue's side of one step
+# (rxe_run_step): blue's output in $CM_KEEP/NAME.blue, the guest's (between its markers)
+# in NAME.guest, blue's exit status in RXE_BRC. Blue's server outlives the guest's
+# client's tries by 10 s.
 _cm_run_step() {
-	local name=$1 tool=$2 brole=$3 n=$4 x=$5 port=$6 group=$7
-	local b=$CM_KEEP/$name.blue args bpid i brc t0
+	local name=$1 tool=$2 brole=$3 n=$4 x=$5 port=$6 group=$7 args bin
 	args=$(_cm_args "$tool" "$n" "$port" "$(_cm_gidx blue "$group")" "$CM_BLUE_DEV" "$x")
-	CM_BRC=255
-	rxe_step_wait "$name" BEGIN 60 || { echo "$name: the guest never began it"; return 0; }
-	t0=$(date +%s.%N)
+	bin=$(_cm_host_bin "$tool")
 	# shellcheck disable=SC2086 # $args: words
 	if [ "$brole" = client ]; then
-		for ((i = 0; i <= CM_TRIES; i++)); do
-			brc=0
-			rxe_blue "${COMPAT_ENV[@]}" timeout "$CM_RUN_T" "$(_cm_host_bin "$tool")" $args \
-				"$RXE_GUEST_IP" >"$b" 2>&1 || brc=$?
-			# only a refused connect is worth another try
-			if [ "$brc" = 0 ] || ! grep -q "t connect to" "$b"; then break; fi
-			sleep 0.1
-		done
-		echo "tries=$i" >>"$b"
+		rxe_run_step "$name" client "$CM_KEEP" 60 "$((CM_RUN_T + 20))" : _cm_again \
+			"${COMPAT_ENV[@]}" timeout "$CM_RUN_T" "$bin" $args "$RXE_GUEST_IP"
 	else
-		rxe_bg "$RXE_NS_BLUE" bpid "${COMPAT_ENV[@]}" \
-			timeout "$((CM_RUN_T + 10))" "$(_cm_host_bin "$tool")" $args >"$b" 2>&1
-		brc=0
-		wait "$bpid" || brc=$?
+		rxe_run_step "$name" server "$CM_KEEP" 60 "$((CM_RUN_T + 20))" : _cm_again \
+			"${COMPAT_ENV[@]}" timeout "$((CM_RUN_T + 10))" "$bin" $args
 	fi
-	rxe_step_wait "$name" END "$((CM_RUN_T + 20))" ||
-		echo "$name: the guest never ended it"
-	rxe_step_log "$name" >"$CM_KEEP/$name.guest"
-	echo "$name: ran in $(echo "$(date +%s.%N) $t0" | awk '{ printf "%.1f", $1 - $2 }') s"
-	CM_BRC=$brc
+}
+
+# _cm_again NAME LOG TRY: blue's client is run again only after a refused connect (the
+# guest's server not listening yet), CM_TRIES times at most
+_cm_again() {
+	[ "$3" -lt "$CM_TRIES" ] && grep -q "t connect to" "$2" && sleep 0.1
 }
 
 # _cm_remote_gid LOG TOOL IP: LOG shows IP's GID as the remote GID (IPv4-mapped for an
@@ -665,7 +656,7 @@ test_compat_rxe_matrix() {
 		fail "initramfs build failed (see above)"
 	}
 	rxe_blue_up "cmx$BASHPID" "$CM_BLUECTL"
-	rm -f "$CM_KEEP"/*.guest "$CM_KEEP"/*.blue "$CM_KEEP/console.log"
+	rm -f "$CM_KEEP"/*.guest "$CM_KEEP"/*.blue "$CM_KEEP"/*.tries "$CM_KEEP/console.log"
 	_cm_blue_dev
 	_cm_blue_caps
 
@@ -713,7 +704,7 @@ test_compat_rxe_matrix() {
 		fi
 		_cm_run_step "$name" "$tool" "$brole" "$n" "$x" "$((port - 1))" "$group"
 		# shellcheck disable=SC2030,SC2031 # the subshell only reads
-		if out=$(_cm_check_step "$name" "$tool" "$brole" "$n" "$x" "$CM_BRC" "$group" 2>&1); then
+		if out=$(_cm_check_step "$name" "$tool" "$brole" "$n" "$x" "$RXE_BRC" "$group" 2>&1); then
 			fig=$(sed -n 's/^figure: //p' <<<"$out" | tail -1)
 			compat_record "$row" "$brole" rxe pass "$fig"
 			echo "$name: pass ($fig)"

@@ -2,7 +2,8 @@
 # blue's librdmacm.so.1 (compat/rdmacm/, issue 16) under the unmodified Debian rdmacm-utils
 # and qperf, blue <-> blue: two namespaces joined by a veth pair, blue attached to both
 # ends, every tool loading $B/compat/lib{ibverbs,rdmacm}.so.1 through LD_LIBRARY_PATH, the
-# IB CM on the wire between the two CM agents (QP1).
+# IB CM on the wire between the two CM agents (QP1); the setup and the server/client
+# runner are tests/lib/rdmacm.sh's.
 # A run passes on both sides' exit status 0 and the tool's own report: rping's verified
 # payload lines and both sides' DISCONNECTED, ucmatose's "data transfers complete",
 # rdma_client's and rdma_server's exit, perftest -R's result rows, qperf's figures; a connect to a port nobody
@@ -17,65 +18,14 @@
 source tests/lib/netns.sh
 # shellcheck source=tests/lib/compat.sh
 source tests/lib/compat.sh
+# shellcheck source=tests/lib/rdmacm.sh
+source tests/lib/rdmacm.sh
 
-BLUECTL=$PWD/$B/bin/bluectl
-RC_LIB=$PWD/$B/compat
 RC_IP_A=10.201.161.1	# server
 RC_IP_B=10.201.161.2	# client
 
-rc_setup() {
-	need_bins "$RC_LIB/libibverbs.so.1" "$RC_LIB/librdmacm.so.1" "$BLUECTL"
-	local t
-	for t in "$@"; do
-		[ -x "/usr/bin/$t" ] || skip "/usr/bin/$t missing (make deps: rdmacm-utils, qperf)"
-	done
-	compat_env "$RC_LIB"
-	netns_setup rcm "$RC_IP_A" "$RC_IP_B"
-	blue_attach "$NS_A" "$IF_A"
-	blue_attach "$NS_B" "$IF_B"
-}
-
-# rc_pair SECS SERVER_CMD... -- CLIENT_CMD...: the server in A, after 1 s the client in B,
-# each bounded by SECS; sets RC_SRC/RC_CRC (exit codes) and RC_SRV/RC_CLI (logs). rdma_cm
-# listens on no socket that could be waited for, so a client that came before the
-# server's rdma_listen (REJECTED with reason 8, invalid service ID: the server's CM agent
-# answered, its listener was not there yet) is run again, 1 s apart, while the server runs
-# and for at most half of SECS in all: a loaded machine (CI) has taken more than 6 s to bring
-# perftest's server to rdma_listen, and a fixed 5 tries left that server waiting to its bound
-rc_pair() {
-	local secs=$1 spid sargs=() cargs=() try=0 until; shift
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do sargs+=("$1"); shift; done
-	[ $# -gt 0 ] && shift
-	cargs=("$@")
-	RC_SRV=$(mktemp)
-	RC_CLI=$(mktemp)
-	on_exit "rm -f $RC_SRV $RC_CLI"
-	ns_bg "$NS_A" spid timeout "$secs" "${COMPAT_ENV[@]}" "${sargs[@]}" >"$RC_SRV" 2>&1
-	on_exit "kill $spid 2>/dev/null"
-	sleep 1
-	RC_SRC=0
-	until=$((SECONDS + secs / 2))
-	while :; do
-		try=$((try + 1))
-		RC_CRC=0
-		ns_exec "$NS_B" timeout "$secs" "${COMPAT_ENV[@]}" "${cargs[@]}" >"$RC_CLI" 2>&1 ||
-			RC_CRC=$?
-		if [ "$RC_CRC" -eq 0 ] || ! grep -qE "REJECTED[^0-9]*8([^0-9]|$)" "$RC_CLI" ||
-		   ! kill -0 "$spid" 2>/dev/null || [ "$SECONDS" -ge "$until" ]; then
-			break
-		fi
-		echo "# client attempt $try: REJECTED 8 (the server was not listening yet); again in 1 s"
-		sleep 1
-	done
-	wait "$spid" || RC_SRC=$?
-	echo "--- server (exit $RC_SRC): ${sargs[*]}"; cat "$RC_SRV"
-	echo "--- client (exit $RC_CRC): ${cargs[*]}"; cat "$RC_CLI"
-}
-
-rc_both_ok() {
-	[ "$RC_SRC" -eq 0 ] || fail "$1 server exited $RC_SRC"
-	[ "$RC_CRC" -eq 0 ] || fail "$1 client exited $RC_CRC"
-}
+# rc_setup TOOL...: the namespaces, blue on both ends (tests/lib/rdmacm.sh)
+rc_setup() { rdmacm_setup rcm "$RC_IP_A" "$RC_IP_B" "$@"; }
 
 # The API's refusals, through ctypes in a namespace with blue attached: a non-blocking
 # channel with no event (EAGAIN, and poll() on its fd not readable), PS_IPOIB (EINVAL), a
@@ -84,7 +34,7 @@ rc_both_ok() {
 # rdma_resolve_addr whose ADDR_RESOLVED makes the fd readable
 test_api_errors() {
 	rc_setup
-	ns_exec "$NS_B" "${COMPAT_ENV[@]}" /usr/bin/python3 - "$RC_LIB" "$RC_IP_B" "$RC_IP_A" <<'PY' ||
+	ns_exec "$NS_B" "${COMPAT_ENV[@]}" /usr/bin/python3 - "$RCM_LIB" "$RC_IP_B" "$RC_IP_A" <<'PY' ||
 import ctypes, errno, fcntl, os, select, socket, struct, sys
 cm = ctypes.CDLL(sys.argv[1] + "/librdmacm.so.1", use_errno=True)
 cm.rdma_create_event_channel.restype = ctypes.c_void_p
@@ -146,16 +96,16 @@ PY
 test_rping() {
 	local n
 	rc_setup rping
-	rc_pair 40 rping -s -a "$RC_IP_A" -v -V -d -C 10 -- rping -c -a "$RC_IP_A" -v -V -d -C 10
-	rc_both_ok rping
-	n=$(grep -cE "ping data: rdma-ping-[0-9]+: " "$RC_CLI")
+	rdmacm_pair 40 rping -s -a "$RC_IP_A" -v -V -d -C 10 -- rping -c -a "$RC_IP_A" -v -V -d -C 10
+	rdmacm_both_ok rping
+	n=$(grep -cE "ping data: rdma-ping-[0-9]+: " "$RCM_CLI")
 	[ "$n" -eq 10 ] || fail "rping client: $n payload lines, not 10"
-	grep -q "ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ" "$RC_CLI" ||
+	grep -q "ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ" "$RCM_CLI" ||
 		fail "rping client: the first payload is not rdma-ping-0: ABC..."
-	grep -q "ping data: rdma-ping-9: " "$RC_CLI" || fail "rping client: no rdma-ping-9"
-	! grep -qi "data mismatch\|wrong\|error" "$RC_CLI" "$RC_SRV" || fail "rping reported an error"
-	grep -q "DISCONNECT EVENT" "$RC_CLI" || fail "rping client: no DISCONNECTED"
-	grep -q "DISCONNECT EVENT" "$RC_SRV" || fail "rping server: no DISCONNECTED"
+	grep -q "ping data: rdma-ping-9: " "$RCM_CLI" || fail "rping client: no rdma-ping-9"
+	! grep -qi "data mismatch\|wrong\|error" "$RCM_CLI" "$RCM_SRV" || fail "rping reported an error"
+	grep -q "DISCONNECT EVENT" "$RCM_CLI" || fail "rping client: no DISCONNECTED"
+	grep -q "DISCONNECT EVENT" "$RCM_SRV" || fail "rping server: no DISCONNECTED"
 }
 
 # rping -q: the QPs are rping's own (ibv_create_qp), moved by rdma_init_qp_attr's INIT,
@@ -164,12 +114,12 @@ test_rping() {
 test_rping_own_qp() {
 	local n
 	rc_setup rping
-	rc_pair 40 rping -s -q -a "$RC_IP_A" -v -V -d -C 10 -- rping -c -q -a "$RC_IP_A" -v -V -d -C 10
-	rc_both_ok "rping -q"
-	n=$(grep -cE "^ping data: rdma-ping-[0-9]+: " "$RC_CLI")
+	rdmacm_pair 40 rping -s -q -a "$RC_IP_A" -v -V -d -C 10 -- rping -c -q -a "$RC_IP_A" -v -V -d -C 10
+	rdmacm_both_ok "rping -q"
+	n=$(grep -cE "^ping data: rdma-ping-[0-9]+: " "$RCM_CLI")
 	[ "$n" -eq 10 ] || fail "rping -q client: $n payload lines, not 10"
-	grep -q "CONNECT_RESPONSE" "$RC_CLI" || fail "rping -q client: no CONNECT_RESPONSE"
-	grep -q "DISCONNECT EVENT" "$RC_SRV" || fail "rping -q server: no DISCONNECTED"
+	grep -q "CONNECT_RESPONSE" "$RCM_CLI" || fail "rping -q client: no CONNECT_RESPONSE"
+	grep -q "DISCONNECT EVENT" "$RCM_SRV" || fail "rping -q server: no DISCONNECTED"
 }
 
 # nobody listens on the port: the peer's IB CM (an rping server's, on another port)
@@ -210,26 +160,26 @@ test_rping_unreachable() {
 
 test_ucmatose() {
 	rc_setup ucmatose
-	rc_pair 40 ucmatose -- ucmatose -s "$RC_IP_A"
-	rc_both_ok ucmatose
-	grep -q "data transfers complete" "$RC_CLI" || fail "ucmatose client: no data transfers complete"
-	grep -q "data transfers complete" "$RC_SRV" || fail "ucmatose server: no data transfers complete"
+	rdmacm_pair 40 ucmatose -- ucmatose -s "$RC_IP_A"
+	rdmacm_both_ok ucmatose
+	grep -q "data transfers complete" "$RCM_CLI" || fail "ucmatose client: no data transfers complete"
+	grep -q "data transfers complete" "$RCM_SRV" || fail "ucmatose server: no data transfers complete"
 }
 
 test_ucmatose_4() {
 	rc_setup ucmatose
-	rc_pair 40 ucmatose -c 4 -- ucmatose -s "$RC_IP_A" -c 4
-	rc_both_ok "ucmatose -c 4"
-	grep -q "data transfers complete" "$RC_CLI" || fail "ucmatose client: no data transfers complete"
-	grep -q "data transfers complete" "$RC_SRV" || fail "ucmatose server: no data transfers complete"
+	rdmacm_pair 40 ucmatose -c 4 -- ucmatose -s "$RC_IP_A" -c 4
+	rdmacm_both_ok "ucmatose -c 4"
+	grep -q "data transfers complete" "$RCM_CLI" || fail "ucmatose client: no data transfers complete"
+	grep -q "data transfers complete" "$RCM_SRV" || fail "ucmatose server: no data transfers complete"
 }
 
 test_rdma_server_client() {
 	rc_setup rdma_server rdma_client
-	rc_pair 30 rdma_server -s "$RC_IP_A" -p 7471 -- rdma_client -s "$RC_IP_A" -p 7471
-	rc_both_ok rdma_server/rdma_client
-	grep -q "rdma_client: end 0" "$RC_CLI" || fail "rdma_client: no 'end 0'"
-	grep -q "rdma_server: end 0" "$RC_SRV" || fail "rdma_server: no 'end 0'"
+	rdmacm_pair 30 rdma_server -s "$RC_IP_A" -p 7471 -- rdma_client -s "$RC_IP_A" -p 7471
+	rdmacm_both_ok rdma_server/rdma_client
+	grep -q "rdma_client: end 0" "$RCM_CLI" || fail "rdma_client: no 'end 0'"
+	grep -q "rdma_server: end 0" "$RCM_SRV" || fail "rdma_server: no 'end 0'"
 }
 
 # perftest 4.5 with -R: its QPs made and connected by rdma_cm (rdma_create_qp,
@@ -237,10 +187,10 @@ test_rdma_server_client() {
 _perftest_R() {
 	local tool=$1
 	rc_setup "$tool"
-	rc_pair 60 "$tool" -R -d "$IF_A" -n 1000 -- "$tool" -R -d "$IF_B" -n 1000 "$RC_IP_A"
-	rc_both_ok "$tool -R"
-	grep -q "Data ex. method : rdma_cm" "$RC_CLI" || fail "$tool: not over rdma_cm"
-	grep -qE "^ *65536 +1000 " "$RC_CLI" || fail "$tool client: no 65536-byte row of 1000 iterations"
+	rdmacm_pair 60 "$tool" -R -d "$IF_A" -n 1000 -- "$tool" -R -d "$IF_B" -n 1000 "$RC_IP_A"
+	rdmacm_both_ok "$tool -R"
+	grep -q "Data ex. method : rdma_cm" "$RCM_CLI" || fail "$tool: not over rdma_cm"
+	grep -qE "^ *65536 +1000 " "$RCM_CLI" || fail "$tool client: no 65536-byte row of 1000 iterations"
 }
 test_perftest_write_bw_R() { _perftest_R ib_write_bw; }
 test_perftest_send_bw_R() { _perftest_R ib_send_bw; }

@@ -13,8 +13,10 @@
 # order between BLUE-STEP BEGIN/END console markers, and the host starts blue's side of
 # each step when it sees BEGIN. The client tries again while the server does not listen
 # yet (the IB CM answers REJ 8, or SIDR_REP status 1), at most RR_DEADLINE s, so that a
-# step that fails costs under a minute. Logs of every step stay in $B/test-logs/rdmacm-rxe/
-# (NAME.blue, NAME.guest, and rdmacm.pcap: every RoCEv2 frame on the guest's tap).
+# step that fails costs under a minute. Blue's side of a step is guest.sh's
+# rxe_run_step, as in test_compat_rxe.sh. Logs of every step stay in
+# $B/test-logs/rdmacm-rxe/ (NAME.blue, NAME.tries: blue's failed tries before it,
+# NAME.guest, and rdmacm.pcap: every RoCEv2 frame on the guest's tap).
 #
 # test_rdmacm_rxe_boot (first by name: runner.sh runs them in name order) boots the
 # guest, runs every step and leaves one verdict per step ($RR_KEEP/verdicts) and one row
@@ -119,7 +121,7 @@ EOF
 	for st in "${RR_STEPS[@]}"; do
 		read -r name tool brole port <<<"$st"
 		if [ "$brole" = client ]; then grole=server ip=$RXE_GUEST_IP; else grole=client ip=$RXE_BLUE_IP; fi
-		# perftest's server, blue the client: restarted when it fails (_rr_run_step)
+		# perftest's server, blue the client: restarted when it fails (_rr_again)
 		if [ "$tool" = ib_send_bw ] && [ "$grole" = server ]; then
 			echo "g $name rserver $(_rr_args "$tool" server "$port" "$ip" rxe0)"
 		else
@@ -175,60 +177,51 @@ _rr_server_again() {
 	return 1
 }
 
-# _rr_run_step NAME TOOL BLUE_ROLE PORT: blue's side of one step; its output in
-# $RR_KEEP/NAME.blue (every failed try's status and output, then the last try's), the
-# guest's in NAME.guest; blue's exit status in RR_BRC
+# _rr_client_ready NAME: before blue's client's first try (rxe_run_step's READY): the
+# guest's server says it is about to listen (TCG: seconds after BEGIN); a REJ 8 is still
+# tried again (_rr_again), but rarely needed. perftest prints "Waiting for client to
+# connect" before its rdma_listen, and a retry after a REJ 8 meets a guest server that
+# its first client's failure left confused (it waits on until killed: 2 runs in 3 failed
+# so): under TCG give it time to listen before the first try. Sets RR_END, when blue's
+# client stops trying.
+_rr_client_ready() {
+	_rr_guest_ready "$1" "$RR_TOOL" || true
+	[ "$RR_TOOL" != ib_send_bw ] || sleep 4
+	RR_END=$(($(date +%s) + RR_DEADLINE))
+	[ "$RR_TOOL" != ib_send_bw ] || RR_END=$(($(date +%s) + RR_SRV_DEADLINE))
+}
+
+# _rr_again NAME LOG TRY: run blue's client again (rxe_run_step's AGAIN) while RR_END
+# has not passed: after a failure that says nobody listened yet (RR_RETRY); perftest's
+# after any failure, once the guest's restarted server (rserver) says it waits
+_rr_again() {
+	[ "$(date +%s)" -lt "$RR_END" ] || return 1
+	if [ "$RR_TOOL" = ib_send_bw ]; then
+		_rr_server_again "$1" "$(($3 + 2))" || return 1
+		sleep 4
+	else
+		grep -qE "$RR_RETRY" "$2" || return 1
+	fi
+	sleep 0.5
+}
+
+# _rr_run_step NAME TOOL BLUE_ROLE PORT: blue's side of one step (rxe_run_step): its
+# output in $RR_KEEP/NAME.blue (the last try's; every failed try's status and output in
+# NAME.tries), the guest's in NAME.guest; blue's exit status in RXE_BRC
 _rr_run_step() {
-	local name=$1 tool=$2 brole=$3 port=$4 b=$RR_KEEP/$1.blue o=$RR_KEEP/$1.try
-	local args bpid brc i end t0
-	RR_BRC=255
-	: >"$b"
-	rxe_step_wait "$name" BEGIN 90 || { echo "$name: the guest never began it" | tee "$b"; return 0; }
-	t0=$(date +%s.%N)
+	local name=$1 tool=$2 brole=$3 port=$4 args t
+	RR_TOOL=$tool
 	if [ "$brole" = client ]; then
-		# the guest's server says it is about to listen (TCG: seconds after BEGIN); a
-		# REJ 8 is still tried again below, but rarely needed
-		_rr_guest_ready "$name" "$tool" || true
-		# perftest prints "Waiting for client to connect" before its rdma_listen, and a
-		# retry after a REJ 8 meets a guest server that its first client's failure left
-		# confused (it waits on until killed: 2 runs in 3 failed so): under TCG give it
-		# time to listen before the first try
-		[ "$tool" != ib_send_bw ] || sleep 4
 		args=$(_rr_args "$tool" client "$port" "$RXE_GUEST_IP" "$RR_DEV")
-		end=$(($(date +%s) + RR_DEADLINE))
-		[ "$tool" != ib_send_bw ] || end=$(($(date +%s) + RR_SRV_DEADLINE))
-		for ((i = 0; ; i++)); do
-			brc=0
-			# shellcheck disable=SC2086 # $args: words
-			rxe_blue "${COMPAT_ENV[@]}" "BLUE_RDMACM_STATS=$(_rr_stats "$tool")" timeout "$RR_RUN_T" $args >"$o" 2>&1 || brc=$?
-			if [ "$brc" = 0 ] || [ "$(date +%s)" -ge "$end" ] ||
-				{ [ "$tool" != ib_send_bw ] && ! grep -qE "$RR_RETRY" "$o"; }; then
-				break
-			fi
-			{ echo "--- try $i rc=$brc:"; cat "$o"; } >>"$b"
-			if [ "$tool" = ib_send_bw ]; then
-				_rr_server_again "$name" "$((i + 2))" || break
-				sleep 4
-			fi
-			sleep 0.5
-		done
-		cat "$o" >>"$b"
-		echo "tries=$i rc=$brc" >>"$b"
+		t=$RR_RUN_T
 	else
 		args=$(_rr_args "$tool" server "$port" "$RXE_BLUE_IP" "$RR_DEV")
-		# shellcheck disable=SC2086 # $args: words
-		rxe_bg "$RXE_NS_BLUE" bpid "${COMPAT_ENV[@]}" "BLUE_RDMACM_STATS=$(_rr_stats "$tool")" \
-			timeout "$((RR_DEADLINE + RR_RUN_T))" $args >"$o" 2>&1
-		brc=0
-		wait "$bpid" || brc=$?
-		cat "$o" >>"$b"
-		echo "rc=$brc" >>"$b"
+		t=$((RR_DEADLINE + RR_RUN_T))
 	fi
-	rm -f "$o"
-	rxe_step_wait "$name" END "$((RR_SRV_DEADLINE + RR_SRV_T + 10))" || echo "$name: the guest never ended it"
-	rxe_step_log "$name" >"$RR_KEEP/$name.guest"
-	echo "$name: ran in $(echo "$(date +%s.%N) $t0" | awk '{ printf "%.1f", $1 - $2 }') s"
-	RR_BRC=$brc
+	# shellcheck disable=SC2086 # $args: words
+	rxe_run_step "$name" "$brole" "$RR_KEEP" 90 "$((RR_SRV_DEADLINE + RR_SRV_T + 10))" \
+		_rr_client_ready _rr_again \
+		"${COMPAT_ENV[@]}" "BLUE_RDMACM_STATS=$(_rr_stats "$tool")" timeout "$t" $args
 }
 
 # _rr_last FILE: the last lines of a side's log that are the tool's (not markers), on one line
@@ -244,6 +237,7 @@ _rr_check_step() {
 	echo "--- $name: guest $tool ($([ "$brole" = client ] && echo server || echo client)):"
 	cat "$g"
 	echo "--- $name: blue $tool ($brole):"
+	[ ! -s "$RR_KEEP/$name.tries" ] || cat "$RR_KEEP/$name.tries"
 	cat "$b"
 	if [ "$brole" = client ]; then cli=$b srv=$g; else cli=$g srv=$b; fi
 	grc=$(rxe_step_rc "$g" "$name")
@@ -342,7 +336,8 @@ _rr_capture() {
 
 test_rdmacm_rxe_boot() {
 	mkdir -p "$RR_KEEP"
-	rm -f "$RR_KEEP"/verdicts "$RR_KEEP"/*.guest "$RR_KEEP"/*.blue "$RR_KEEP/console.log"
+	rm -f "$RR_KEEP"/verdicts "$RR_KEEP"/*.guest "$RR_KEEP"/*.blue "$RR_KEEP"/*.tries \
+		"$RR_KEEP/console.log"
 	local why st name tool brole port out fig row t
 	why=$(rxe_missing)
 	[ -z "$why" ] || skip "$why"
@@ -377,7 +372,7 @@ test_rdmacm_rxe_boot() {
 		row=$(_rr_row_tool "$tool")
 		_rr_run_step "$name" "$tool" "$brole" "$port"
 		# shellcheck disable=SC2030,SC2031 # the subshell only reads
-		if out=$(_rr_check_step "$name" "$tool" "$brole" "$RR_BRC" 2>&1); then
+		if out=$(_rr_check_step "$name" "$tool" "$brole" "$RXE_BRC" 2>&1); then
 			fig=$(sed -n 's/^figure: //p' <<<"$out" | tail -1)
 			compat_record "$row" "$brole" rxe pass "$fig"
 			echo "$name: pass ($fig)"

@@ -4,7 +4,8 @@
 # free again; a REQ to it gets REJ 8), and the failure cases each ending as the event
 # librdmacm gives in bounded time: a consumer reject with private data, a server killed
 # mid-handshake, a peer gone while traffic flows. Two namespaces joined by a veth pair,
-# blue attached to both ends, every program loading $B/compat/lib{ibverbs,rdmacm}.so.1.
+# blue attached to both ends, every program loading $B/compat/lib{ibverbs,rdmacm}.so.1
+# (the setup: tests/lib/rdmacm.sh).
 # Run: B=build-<you> bash tests/lib/runner.sh tests/compat/test_rdmacm_stress.sh [test_name]
 #
 # Test functions: test_cmtime_256 test_relisten test_reject_private_data
@@ -15,27 +16,15 @@
 source tests/lib/netns.sh
 # shellcheck source=tests/lib/compat.sh
 source tests/lib/compat.sh
+# shellcheck source=tests/lib/rdmacm.sh
+source tests/lib/rdmacm.sh
 
-BLUECTL=$PWD/$B/bin/bluectl
-ST_LIB=$PWD/$B/compat
 ST_PROBE=$PWD/$B/tests/compat/cm_fail_probe
 ST_IP_A=10.201.181.1	# server
 ST_IP_B=10.201.181.2	# client
 
-st_setup() {
-	need_bins "$ST_LIB/libibverbs.so.1" "$ST_LIB/librdmacm.so.1"
-	local t
-	for t in "$@"; do
-		case $t in
-		/*) [ -x "$t" ] || skip "$t missing (make all)" ;;
-		*) [ -x "/usr/bin/$t" ] || skip "/usr/bin/$t missing (make deps: rdmacm-utils)" ;;
-		esac
-	done
-	compat_env "$ST_LIB"
-	netns_setup rst "$ST_IP_A" "$ST_IP_B"
-	blue_attach "$NS_A" "$IF_A"
-	blue_attach "$NS_B" "$IF_B"
-}
+# st_setup TOOL...: the namespaces, blue on both ends (tests/lib/rdmacm.sh)
+st_setup() { rdmacm_setup rst "$ST_IP_A" "$ST_IP_B" "$@"; }
 
 # 256 connections at once to one listener. cmtime 44's server never exits by design
 # (run_server loops in process_events); it is ended by PID once the client is done, and

@@ -12,7 +12,7 @@
 #     its failures: no UDP listener at the peer (SIDR status 1), no peer agent (timeout);
 #   - fi_info -p verbs (libfabric's verbs provider) finds blue's device for MSG and DGRAM.
 # Two namespaces joined by a veth pair, blue attached to both ends, the tools loading
-# $B/compat through LD_LIBRARY_PATH (compat_env).
+# $B/compat through LD_LIBRARY_PATH (compat_env; the setup: tests/lib/rdmacm.sh).
 # Run: B=build-<you> bash tests/lib/runner.sh tests/compat/test_rdmacm_ud.sh [test_name]
 #
 # Test functions:
@@ -24,9 +24,9 @@
 source tests/lib/netns.sh
 # shellcheck source=tests/lib/compat.sh
 source tests/lib/compat.sh
+# shellcheck source=tests/lib/rdmacm.sh
+source tests/lib/rdmacm.sh
 
-BLUECTL=$PWD/$B/bin/bluectl
-UD_LIB=$PWD/$B/compat
 UD_PROBE=$PWD/$B/tests/compat/rai_probe
 UD_IP_A=10.201.71.1	# server
 UD_IP_B=10.201.71.2	# client
@@ -35,19 +35,19 @@ UD_IP6_B=fd00:b10e:71::2
 UD_SYS_RDMACM=/usr/lib/x86_64-linux-gnu/librdmacm.so.1
 
 ud_need() {
-	need_bins "$UD_LIB/libibverbs.so.1" "$UD_LIB/librdmacm.so.1" "$UD_PROBE"
+	rdmacm_need "$UD_PROBE"
 	[ -e "$UD_SYS_RDMACM" ] || skip "$UD_SYS_RDMACM is not installed (make deps: librdmacm1)"
-	compat_env "$UD_LIB"
 }
 
-# ud_setup [noattach]: the namespaces, blue attached to both ends unless told not to
+# ud_setup [noattach]: the namespaces, blue attached to both ends (tests/lib/rdmacm.sh)
+# unless told not to
 ud_setup() {
 	ud_need
-	netns_setup ud "$UD_IP_A" "$UD_IP_B"
-	[ "${1:-}" = noattach ] && return 0
-	need_bins "$BLUECTL"
-	blue_attach "$NS_A" "$IF_A"
-	blue_attach "$NS_B" "$IF_B"
+	if [ "${1:-}" = noattach ]; then
+		netns_setup ud "$UD_IP_A" "$UD_IP_B"
+	else
+		rdmacm_setup ud "$UD_IP_A" "$UD_IP_B"
+	fi
 }
 
 # ud_blue NS ARGS...: the probe on blue's librdmacm in NS, bounded; ud_sys: on rdma-core's

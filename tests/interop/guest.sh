@@ -34,6 +34,9 @@
 #   rxe_step_wait NAME BEGIN|END T  wait up to T seconds for a step's console marker
 #   rxe_step_log NAME      the step's console lines, BEGIN marker to END marker
 #   rxe_step_rc FILE NAME  the guest's exit status from the step's END marker in FILE
+#   rxe_run_step NAME ROLE DIR BEGIN_T END_T READY AGAIN CMD...
+#                          blue's side of a step: CMD once the guest began it (a client
+#                          tried again while AGAIN says so), logs in DIR, status RXE_BRC
 #   rxe_guest_stop         kill QEMU by PID now (a kill is also registered with on_exit)
 #   rxe_blue CMD...        run CMD in the blue-side namespace (rxe_br: the bridge one)
 #   rxe_bg NS VAR CMD...   CMD in the background in NS, PID in VAR, kill on exit
@@ -300,6 +303,48 @@ rxe_step_log() {
 # rxe_step_rc FILE NAME: the STATUS of the step's END marker in FILE (empty without one)
 rxe_step_rc() {
 	sed -nE "s/^BLUE-STEP END $2 rc=([0-9]+).*/\1/p" "$1"
+}
+
+# rxe_run_step NAME ROLE DIR BEGIN_T END_T READY AGAIN CMD...: blue's side of the guest's
+# step NAME, once the guest began it (BEGIN_T s at most): CMD (bounded by its own
+# timeout) in the blue-side namespace. ROLE server: once, in the background, waited for.
+# ROLE client: after `READY NAME` (a function that waits for the guest's server, `:` for
+# none), and again after each failed try for which `AGAIN NAME LOG TRY` returns 0 (it
+# may pause or wait for the guest before it does; LOG holds that try's output). Logs in
+# DIR: NAME.blue, the last run's output then "tries=N rc=STATUS" (client) or
+# "rc=STATUS" (server); NAME.tries, each failed try before it ("--- try N rc=STATUS:"
+# and its output); NAME.guest, the guest's lines of the step once it ended it (END_T s
+# at most). CMD's status in RXE_BRC, 255 when the guest never began the step.
+# shellcheck disable=SC2034 # RXE_BRC is the caller's
+rxe_run_step() {
+	local name=$1 role=$2 dir=$3 begin_t=$4 end_t=$5 ready=$6 again=$7
+	local b=$3/$1.blue o=$3/$1.try i brc=0 bpid t0
+	shift 7
+	RXE_BRC=255
+	: >"$b"
+	rm -f "$dir/$name.tries"
+	rxe_step_wait "$name" BEGIN "$begin_t" ||
+		{ echo "$name: the guest never began it" | tee "$b"; return 0; }
+	t0=$(date +%s.%N)
+	if [ "$role" = client ]; then
+		"$ready" "$name" || true
+		for ((i = 0; ; i++)); do
+			brc=0
+			rxe_blue "$@" >"$o" 2>&1 || brc=$?
+			{ [ "$brc" != 0 ] && "$again" "$name" "$o" "$i"; } || break
+			{ echo "--- try $i rc=$brc:"; cat "$o"; } >>"$dir/$name.tries"
+		done
+		{ cat "$o"; echo "tries=$i rc=$brc"; } >>"$b"
+	else
+		rxe_bg "$RXE_NS_BLUE" bpid "$@" >"$o" 2>&1
+		wait "$bpid" || brc=$?
+		{ cat "$o"; echo "rc=$brc"; } >>"$b"
+	fi
+	rm -f "$o"
+	rxe_step_wait "$name" END "$end_t" || echo "$name: the guest never ended it"
+	rxe_step_log "$name" >"$dir/$name.guest"
+	echo "$name: ran in $(echo "$(date +%s.%N) $t0" | awk '{ printf "%.1f", $1 - $2 }') s"
+	RXE_BRC=$brc
 }
 
 # seconds since rxe_guest_start, for boot-time reports
