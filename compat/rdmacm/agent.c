@@ -326,7 +326,7 @@ static int agent_cm_open(struct cma_agent *a)
 	cfg.ops.send = agent_send;
 	cfg.ops.event = agent_event;
 	cfg.ctx = a;
-	memcpy(cfg.local_gid, a->dev->gid[a->dev->gid_v4].raw, 16);
+	memcpy(cfg.local_gid, a->dev->gid[a->dev->gid_cm].raw, 16);
 	cfg.local_ca_guid = be64toh(a->dev->guid);
 	cfg.max_conns = AGENT_MAX_CONNS;
 	cfg.cm_response_timeout = env_knob("BLUE_RDMACM_CM_TIMEOUT", 0, 31);
@@ -392,9 +392,9 @@ int cma_agent_get(struct cma_dev *dev, struct cma_agent **out)
 	a->name = ibv_get_device_name(dev->verbs->device);
 	if (!a->name)
 		a->name = "?";
-	if (dev->gid_v4 < 0 || dev->gid_v4 >= dev->ngid) {
-		cma_log("agent %s: the device has no IPv4 GID (::ffff:a.b.c.d): the IB CM "
-			"needs one", a->name);
+	if (dev->gid_cm < 0 || dev->gid_cm >= dev->ngid) {
+		cma_log("agent %s: the device has no RoCEv2 GID (no IPv4 or global IPv6 "
+			"address on its netdev): the IB CM needs one", a->name);
 		free(a);
 		return -EADDRNOTAVAIL;
 	}

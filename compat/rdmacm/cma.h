@@ -59,6 +59,9 @@ struct cma_dev {
 	uint64_t		guid;		/* node GUID, network order as ibverbs gives */
 	uint8_t			port_num;	/* always 1 */
 	int			gid_v4;		/* index of the ::ffff:a.b.c.d GID, -1 none */
+	/* the CM agent's own GID, what a path names when the connection's is not known:
+	 * the IPv4 one, else the first global IPv6 one (an IPv6-only netdev); -1 none */
+	int			gid_cm;
 	union ibv_gid		gid[16];	/* the port's GID table, read at open */
 	int			ngid;
 	enum ibv_mtu		active_mtu;

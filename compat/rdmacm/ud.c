@@ -341,7 +341,7 @@ static void ud_peer_ah(const struct cma_id *c, const struct blue_ibcm_conn *conn
 	cma_addr_gid(&c->id.route.addr.src_addr, sgid);
 	idx = cma_dev_gid_index(c->dev, sgid);
 	if (idx < 0)
-		idx = c->dev->gid_v4 >= 0 ? c->dev->gid_v4 : 0;
+		idx = c->dev->gid_cm >= 0 ? c->dev->gid_cm : 0;
 	memset(ah, 0, sizeof(*ah));
 	ah->is_global = 1;
 	memcpy(ah->grh.dgid.raw, conn->peer.gid, 16);

@@ -28,15 +28,12 @@ RT_IP_B=10.201.171.2	# client
 # rt_setup TOOL...: the namespaces, blue on both ends (tests/lib/rdmacm.sh)
 rt_setup() { rdmacm_setup rtl "$RT_IP_A" "$RT_IP_B" "$@"; }
 
-# Two races that are perftest's, not the CM's, retried (up to RT_RUNS runs; any other
-# failure fails the test at once):
-#  - its server prints "Waiting for client to connect" before its rdma_listen: a client
-#    that comes first (a loaded machine: 2 cores shared) gets the IB CM's REJ, invalid
-#    service ID (8), as from a kernel CM: "RDMA_CM_EVENT_REJECTED; error: 8". The
-#    pair is run again whole (RCM_RETRY=0: not rdmacm_pair's client-only retry): a
-#    perftest client run again against the server that REJ'd the first hung with that
-#    server to their 60 s bound each time it was tried here (3 in 3, the server's log
-#    ending at "Waiting for client to connect"), a new pair never;
+# Two races that are perftest's, not the CM's, each answered by running the pair again
+# whole (tests/lib/rdmacm.sh rdmacm_pair_runs, up to RT_RUNS runs; any other failure
+# fails the test at once):
+#  - RC: its server listens anew for the test's QPs after the parameter exchange on its
+#    first connection, and a client that comes first gets the IB CM's REJ, invalid
+#    service ID (8), as from a kernel CM: "RDMA_CM_EVENT_REJECTED; error: 8";
 #  - UD -R: after their rdma_cm control connection (RC, PS_TCP) each side sets its UD
 #    resources up, then the server listens on PS_UDP while the client sends its SIDR_REQ at
 #    once; one that comes first finds no listener: SIDR status 1 (the kernel's
@@ -49,22 +46,16 @@ RT_RUNS=5
 # rdma_cm listener on the wildcard address picks the device of the CONNECT_REQUEST), the
 # client in B against A's address; both reports checked, the row recorded.
 perf_R() {
-	local tool=$1 iters=$2 port=$3 label="$1 -R" ud="" run
+	local tool=$1 iters=$2 port=$3 label="$1 -R" ud=""
 	shift 3
 	[[ " $* " =~ \ -c\ (UD|UC)\  ]] && label="$label -c ${BASH_REMATCH[1]}"
 	[[ " $* " =~ \ -c\ UD\  ]] && ud=1
 	rt_setup "$tool"
 	compat_record_at_exit "$label" both blue
-	for ((run = 1; run <= RT_RUNS; run++)); do
-		# perftest's server prints this as it starts, the listen follows
-		RCM_RETRY=0 RCM_READY='Waiting for client to connect' rdmacm_pair 60 \
-			"$tool" -R -F -p "$port" -n "$iters" "$@" -- \
-			"$tool" -R -F -p "$port" -n "$iters" "$@" "$RT_IP_A"
-		if [ "$RCM_CRC" -eq 0 ] || ! grep -qE "$RT_RACE" "$RCM_CLI"; then
-			break
-		fi
-		echo "run $run: perftest's race (the client's request before the server's listen): again"
-	done
+	# perftest's server prints this as it starts, the listen follows
+	RCM_READY='Waiting for client to connect' rdmacm_pair_runs "$RT_RUNS" "$RT_RACE" 60 \
+		"$tool" -R -F -p "$port" -n "$iters" "$@" -- \
+		"$tool" -R -F -p "$port" -n "$iters" "$@" "$RT_IP_A"
 	rdmacm_both_ok "$tool -R"
 	compat_perftest_check "$RCM_CLI" "$iters" || fail "$tool -R: the client's report"
 	if compat_srv_prints_table "$tool"; then

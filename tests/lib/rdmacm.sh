@@ -14,6 +14,9 @@
 #                                the server in A, the client in B (below); sets
 #                                RCM_SRC/RCM_CRC (exit codes), RCM_SRV/RCM_CLI (logs);
 #                                reads RCM_READY, RCM_ENV, RCM_RETRY
+#   rdmacm_pair_runs RUNS RACE SECS SERVER_CMD... -- CLIENT_CMD...
+#                                rdmacm_pair run again whole while the client fails
+#                                matching RACE (a tool's own race: perftest -R)
 #   rdmacm_both_ok WHAT          fail unless both sides of the last pair exited 0
 BLUECTL=$PWD/$B/bin/bluectl
 RCM_LIB=$PWD/$B/compat
@@ -109,6 +112,26 @@ rdmacm_pair() {
 	wait "$spid" || RCM_SRC=$?
 	echo "--- server (exit $RCM_SRC): ${sargs[*]}"; cat "$RCM_SRV"
 	echo "--- client (exit $RCM_CRC): ${cargs[*]}"; cat "$RCM_CLI"
+}
+
+# rdmacm_pair_runs RUNS RACE_REGEX SECS SERVER_CMD... -- CLIENT_CMD...: rdmacm_pair with
+# no client-only retry (RCM_RETRY=0), run again whole, up to RUNS times, while the client
+# fails with output matching RACE_REGEX; any other outcome ends it. For perftest -R:
+# after the parameter exchange on its first rdma_cm connection its server destroys that
+# listener and listens anew on the same port for the test's QPs, while its client
+# connects at once; a client that comes first gets REJ 8 for that second connection
+# (BLUE_IBCM_TRACE=1 shows its first connection ESTABLISHED on both sides). The server
+# then holds the first connection of a client that has gone, so a new client against it
+# hung with it to their bound (3 in 3 here): only a new pair recovers.
+rdmacm_pair_runs() {
+	local runs=$1 race=$2 run; shift 2
+	for ((run = 1; run <= runs; run++)); do
+		RCM_RETRY=0 rdmacm_pair "$@"
+		if [ "$RCM_CRC" -eq 0 ] || ! grep -qE "$race" "$RCM_CLI"; then
+			return 0
+		fi
+		echo "# run $run: the race of the tool's own (see rdmacm_pair_runs): the pair again"
+	done
 }
 
 rdmacm_both_ok() {
