@@ -37,7 +37,8 @@ BV_EXPORT struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *c
 	if (!ch->bch)
 		return bv_obj_fail(ch);
 	ch->ch.context = context;
-	ch->ch.fd = blue_comp_channel_fd(ch->bch);
+	/* readable only while an event is pending, as the kernel's (runtime/cq.h) */
+	ch->ch.fd = blue__comp_channel_event_fd(ch->bch);
 	return &ch->ch;
 }
 
@@ -386,7 +387,9 @@ BV_EXPORT int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq *
 			errno = -r;
 			return -1;
 		}
-		pfd.fd = channel->fd;
+		/* libblue's fd, not the program's: readable for frames and timers too, so
+		 * this wait drives the engine itself instead of waiting for the thread */
+		pfd.fd = blue_comp_channel_fd(ch->bch);
 		pfd.events = POLLIN;
 		/*
 		 * A signal ends the wait with EINTR, as it ends rdma-core's read() of the

@@ -9,6 +9,7 @@
  * armed CQ gets a completion.
  */
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,8 @@ struct blue_comp_channel *blue_create_comp_channel(struct blue_context *ctx)
 		return NULL;
 	}
 	ch->ctx = ctx;
-	ch->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	/* blocking: its flags are the verbs program's (blue__comp_channel_event_fd) */
+	ch->efd = eventfd(0, EFD_CLOEXEC);
 	ch->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (ctx->timer_fd < 0)
 		ctx->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -99,6 +101,11 @@ struct blue_comp_channel *blue_create_comp_channel(struct blue_context *ctx)
 int blue_comp_channel_fd(struct blue_comp_channel *ch)
 {
 	return ch ? ch->epfd : -1;
+}
+
+int blue__comp_channel_event_fd(struct blue_comp_channel *ch)
+{
+	return ch ? ch->efd : -1;
 }
 
 int blue_destroy_comp_channel(struct blue_comp_channel *ch)
@@ -151,12 +158,14 @@ static struct blue_cq *channel_pop(struct blue_comp_channel *ch)
 	return cq;
 }
 
+/* Reset an eventfd or timerfd, never blocking (the channel's eventfd may be blocking) */
 static void drain_fd(int fd)
 {
+	struct pollfd p = { .fd = fd, .events = POLLIN };
 	uint64_t v;
 
-	if (read(fd, &v, sizeof(v)) < 0)
-		return;	/* EAGAIN: nothing pending */
+	if (poll(&p, 1, 0) == 1 && (p.revents & POLLIN) && read(fd, &v, sizeof(v)) < 0)
+		return;	/* EAGAIN: another reader was first */
 }
 
 /* Hand out the CQ at the head of @ch's event list, if there is one. */

@@ -19,8 +19,10 @@ struct blue_cq;
 
 struct blue_comp_channel {
 	struct blue_context *ctx;
-	int epfd;		/* what the application polls: efd, the HAL socket, the timer */
-	int efd;		/* eventfd: CQ events are pending */
+	int epfd;		/* what a libblue application polls: efd, the HAL socket, the
+				 * timer (it drives the engine when woken) */
+	int efd;		/* eventfd, readable while CQ events are pending: what a
+				 * verbs program polls (compat; a thread runs the engine) */
 	unsigned int ncq;	/* CQs that use the channel */
 	struct blue_cq *ev_head, *ev_tail;	/* CQs with an event not yet got */
 };
@@ -92,6 +94,19 @@ void blue__channels_timer(struct blue_context *ctx, uint64_t deadline_ns)
  * Return: 0 with *@cq and *@cq_context set, or -EAGAIN when no event is there.
  */
 int blue__get_cq_event_try(struct blue_comp_channel *ch, struct blue_cq **cq, void **cq_context)
+	__attribute__((visibility("hidden")));
+
+/*
+ * blue__comp_channel_event_fd() - the channel's eventfd, readable only while an event is
+ * pending, as the kernel's completion channel fd is. compat hands it to verbs programs
+ * as ibv_comp_channel.fd: the libblue fd (blue_comp_channel_fd) is also readable for
+ * every frame the device receives and every engine timer, and a program that polls
+ * the fd itself takes readable for "an event is there". UCX 1.13 does, from its async
+ * thread: it called its UD interface's event callback before it had filled in that
+ * interface's capabilities, and asserted (ucp_worker.c:773). Blocking unless the
+ * program sets O_NONBLOCK on it.
+ */
+int blue__comp_channel_event_fd(struct blue_comp_channel *ch)
 	__attribute__((visibility("hidden")));
 
 #endif /* BLUE_RUNTIME_CQ_H */

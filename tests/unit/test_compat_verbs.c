@@ -7,6 +7,7 @@
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
+#include <sys/epoll.h>
 #include <poll.h>
 #include <string.h>
 #include <unistd.h>
@@ -356,5 +357,95 @@ Test(compat_verbs, completion_channel_events)
 	cr_assert_eq(ibv_destroy_cq(rcq), 0);
 	cr_assert_eq(ch->refcnt, 0);
 	cr_assert_eq(ibv_destroy_comp_channel(ch), 0);
+	cx_fini(&fx);
+}
+
+/*
+ * The program's channel fd is readable only while an event is pending, as the kernel's
+ * is: not for frames received (a completion on an unarmed CQ), and no longer once the
+ * event is taken. UCX polls it from its async thread and takes readable for "an
+ * event": libblue's own fd, readable for every frame, made UCX 1.13 assert.
+ */
+Test(compat_verbs, channel_fd_readable_only_with_an_event)
+{
+	struct cx_fx fx;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *rcq, *ev_cq = NULL;
+	struct ibv_qp_init_attr qa;
+	struct ibv_sge sge, rsge;
+	struct ibv_send_wr wr, *bad = NULL;
+	struct ibv_recv_wr rwr, *rbad = NULL;
+	struct ibv_wc wc;
+	struct pollfd pfd;
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET };
+	void *ev_ctx = NULL;
+	int i, n, ep;
+
+	cx_init_noqp(&fx);
+	ch = ibv_create_comp_channel(fx.b.ctx);
+	cr_assert_not_null(ch);
+	rcq = ibv_create_cq(fx.b.ctx, 16, NULL, ch, 0);
+	cr_assert_not_null(rcq);
+	/* watched edge-triggered, as UCX's async thread does: any readiness is an edge */
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	cr_assert_geq(ep, 0);
+	cr_assert_eq(epoll_ctl(ep, EPOLL_CTL_ADD, ch->fd, &ev), 0);
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = ibv_cq_ex_to_cq(fx.b.cq);
+	qa.recv_cq = rcq;
+	qa.cap = (struct ibv_qp_cap){ .max_send_wr = 8, .max_recv_wr = 8, .max_send_sge = 1,
+				      .max_recv_sge = 1 };
+	qa.qp_type = IBV_QPT_RC;
+	fx.b.qp = ibv_create_qp(fx.b.pd, &qa);
+	cr_assert_not_null(fx.b.qp);
+	qa.send_cq = qa.recv_cq = ibv_cq_ex_to_cq(fx.a.cq);
+	fx.a.qp = ibv_create_qp(fx.a.pd, &qa);
+	cr_assert_not_null(fx.a.qp);
+	cx_connect(&fx);
+	rsge = (struct ibv_sge){ (uintptr_t)fx.b.buf, 64, fx.b.mr->lkey };
+	rwr = (struct ibv_recv_wr){ .wr_id = 80, .sg_list = &rsge, .num_sge = 1 };
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.num_sge = 1;
+	for (i = 0; i < 2; i++) {
+		bool armed = i == 1;
+
+		cr_assert_eq(ibv_post_recv(fx.b.qp, &rwr, &rbad), 0);
+		if (armed)
+			cr_assert_eq(ibv_req_notify_cq(rcq, 0), 0);
+		sge = (struct ibv_sge){ (uintptr_t)fx.a.buf, 64, fx.a.mr->lkey };
+		wr.sg_list = &sge;
+		wr.wr_id = 81 + (uint64_t)i;
+		cr_assert_eq(ibv_post_send(fx.a.qp, &wr, &bad), 0);
+		cx_wait(&fx, &fx.a, &wc);
+		expect(&wc, 81 + (uint64_t)i, IBV_WC_SEND);
+		if (!armed) {
+			/* the frame came and B completed it: still nothing to read */
+			for (n = 0; n < 200 && ibv_poll_cq(rcq, 1, &wc) == 0; n++)
+				usleep(1000);
+			cr_assert_eq(n < 200, 1, "B's receive did not complete");
+			pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+			cr_assert_eq(poll(&pfd, 1, 50), 0,
+				     "the channel fd is readable with no event pending");
+			cr_assert_eq(epoll_wait(ep, &ev, 1, 0), 0,
+				     "the channel fd was readable for frames, with no event");
+			continue;
+		}
+		pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+		cr_assert_gt(poll(&pfd, 1, CX_WAIT_MS), 0, "the armed CQ's event: fd not readable");
+		cr_assert_eq(ibv_get_cq_event(ch, &ev_cq, &ev_ctx), 0);
+		cr_assert_eq(ev_cq, rcq);
+		ibv_ack_cq_events(ev_cq, 1);
+		cr_assert_eq(ibv_poll_cq(rcq, 1, &wc), 1);
+		expect(&wc, 80, IBV_WC_RECV);
+		pfd = (struct pollfd){ .fd = ch->fd, .events = POLLIN };
+		cr_assert_eq(poll(&pfd, 1, 50), 0, "the fd stayed readable after the event was taken");
+	}
+	cr_assert_eq(ibv_destroy_qp(fx.b.qp), 0);
+	fx.b.qp = NULL;
+	cr_assert_eq(ibv_destroy_cq(rcq), 0);
+	cr_assert_eq(ibv_destroy_comp_channel(ch), 0);
+	close(ep);
 	cx_fini(&fx);
 }
