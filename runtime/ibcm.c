@@ -11,10 +11,13 @@
  * ends in DISCONNECTED anyway (12.9.5: the DREQ sender enters TimeWait). An MRA replaces
  * the current wait with its service timeout (12.6.6), the retries go on after it.
  *
- * Left for later: LAP/APR (counted as unhandled), REJ with ARI, stale connection
- * detection (a REQ whose QPN is still in use, IBA 12.9; a REQ during TIMEWAIT is
- * only dropped, the kernel answers REJ 10), the kernel's "duplicate REQ in REP_SENT is
- * dropped and the REP's own retransmission covers it": here the REP is re-sent at once.
+ * Stale connections (IBA 12.9.8.3.1, as the kernel's cm_dup_req_handler and
+ * cm_insert_remote_qpn): a REQ again for a record in TIMEWAIT, or a new REQ from a QPN
+ * (and CA) that a live passive record already holds, gets REJ 10 and no record.
+ *
+ * Left for later: LAP/APR (counted as unhandled), REJ with ARI, the kernel's "duplicate
+ * REQ in REP_SENT is dropped and the REP's own retransmission covers it": here the REP
+ * is re-sent at once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -111,6 +114,21 @@ static struct blue_ibcm_conn *by_remote(struct blue_ibcm *cm, uint32_t remote_id
 
 		if (c->state != BLUE_IBCM_IDLE && c->passive && c->remote_comm_id == remote_id &&
 		    c->remote_ca_guid == guid && !memcmp(c->peer.gid, from->gid, 16))
+			return c;
+	}
+	return NULL;
+}
+
+/* The live passive record of the peer's QP @qpn (its CA @guid, at @from), if any. */
+static struct blue_ibcm_conn *by_remote_qpn(struct blue_ibcm *cm, uint32_t qpn,
+					    uint64_t guid, const struct blue_ibcm_addr *from)
+{
+	for (unsigned int i = 0; i < cm->nconns; i++) {
+		struct blue_ibcm_conn *c = &cm->conns[i];
+
+		if (c->state != BLUE_IBCM_IDLE && c->state != BLUE_IBCM_TIMEWAIT &&
+		    c->passive && c->remote_qpn == qpn && c->remote_ca_guid == guid &&
+		    !memcmp(c->peer.gid, from->gid, 16))
 			return c;
 	}
 	return NULL;
@@ -589,11 +607,26 @@ static void rx_req(struct blue_ibcm *cm, const struct blue_ibcm_msg *m,
 	const struct blue_ibcm_req *r = &m->req;
 	struct blue_ibcm_conn *c = by_remote(cm, r->local_comm_id, r->local_ca_guid, from);
 
+	if (c && c->state == BLUE_IBCM_TIMEWAIT) {
+		/* cm_dup_req_handler: the REQ of a connection that ended */
+		cm->stats.stale_conn++;
+		issue_rej(cm, m, r->local_comm_id, c->local_comm_id, BLUE_IBCM_MSG_REQ,
+			  BLUE_IBCM_REJ_STALE_CONN, from);
+		return;
+	}
 	if (c) {
 		cm->stats.dup_req++;
 		/* cm_dup_req_handler: an MRA is repeated; here the REP as well (ibcm.h) */
 		if (c->state == BLUE_IBCM_MRA_REQ_SENT || c->state == BLUE_IBCM_REP_SENT)
 			xmit(cm, c->last, &c->peer);
+		return;
+	}
+	if (r->local_qpn && by_remote_qpn(cm, r->local_qpn, r->local_ca_guid, from)) {
+		/* cm_insert_remote_qpn: that QP is still connected here (QPN 0: an id that
+		 * connects with no QP, as the tests' probes do, names none) */
+		cm->stats.stale_conn++;
+		issue_rej(cm, m, r->local_comm_id, 0, BLUE_IBCM_MSG_REQ,
+			  BLUE_IBCM_REJ_STALE_CONN, from);
 		return;
 	}
 	if (!listening(cm, r->service_id)) {

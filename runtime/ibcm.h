@@ -114,6 +114,8 @@ struct blue_ibcm_stats {
 	uint64_t	unhandled;		/* LAP, APR: not implemented here */
 	uint64_t	dup_req;		/* REQ again for a passive record */
 	uint64_t	no_listener;		/* REQ for an unlistened service: REJ 8 */
+	uint64_t	stale_conn;		/* REQ of a connection in TIMEWAIT, or of a
+						 * QPN a live record holds: REJ 10 */
 	uint64_t	table_full;		/* REQ with no free record: REJ 3 */
 	uint64_t	req_dropped;		/* w-scale: REQs forgotten, blue__ibcm_drop_req */
 	uint64_t	retransmits;

@@ -241,11 +241,11 @@ static void advance_to(uint64_t t)
 	pump();
 }
 
-static struct blue_ibcm_conn *a_connect(uint64_t sid)
+static struct blue_ibcm_conn *a_connect_qpn(uint64_t sid, uint32_t qpn)
 {
 	struct blue_ibcm_conn_param p = {
 		.peer = w.s[1].addr, .service_id = sid,
-		.local_qpn = 0x00aa01, .starting_psn = 0xa0a0a0,
+		.local_qpn = qpn, .starting_psn = 0xa0a0a0,
 		.responder_resources = 4, .initiator_depth = 2,
 		.path_mtu = 3, .retry_count = 7, .rnr_retry_count = 7,
 		.private_data = priv_req, .private_data_len = sizeof(priv_req),
@@ -255,6 +255,12 @@ static struct blue_ibcm_conn *a_connect(uint64_t sid)
 	cr_assert_not_null(c);
 	cr_assert_eq(c->state, BLUE_IBCM_REQ_SENT);
 	return c;
+}
+
+/* A connects its QP 0x00aa01 */
+static struct blue_ibcm_conn *a_connect(uint64_t sid)
+{
+	return a_connect_qpn(sid, 0x00aa01);
 }
 
 static void expect_events(const struct side *s, const enum blue_ibcm_event *want, unsigned n)
@@ -364,6 +370,69 @@ Test(ibcm, req_path_names_the_connections_own_gid)
 	cr_assert(!memcmp(req->primary.local_gid, v6, 16), "the REQ's path names the IPv6 GID");
 	cr_assert(memcmp(req->primary.local_gid, w.s[0].addr.gid, 16));
 	cr_assert(!memcmp(req->primary.remote_gid, w.s[1].addr.gid, 16));
+}
+
+/* A's REQ as it goes out (kept back from B), and B's answer to it decoded */
+static void a_req_mad(uint64_t sid, uint8_t mad[BLUE_IBCM_MAD_SIZE])
+{
+	a_connect(sid);
+	cr_assert_eq(w.qt - w.qh, 1);
+	memcpy(mad, w.q[w.qh % QMAX].mad, BLUE_IBCM_MAD_SIZE);
+}
+
+static struct blue_ibcm_msg b_answer_to(const uint8_t mad[BLUE_IBCM_MAD_SIZE])
+{
+	struct blue_ibcm_msg m;
+	unsigned int qt = w.qt;
+
+	cr_assert_eq(blue__ibcm_rx(w.s[1].cm, mad, BLUE_IBCM_MAD_SIZE, &w.s[0].addr, w.now),
+		     BLUE_IBCM_OK);
+	cr_assert_eq(w.qt, qt + 1, "B answered nothing");
+	cr_assert_eq(blue__ibcm_decode(w.q[qt % QMAX].mad, BLUE_IBCM_MAD_SIZE, &m), BLUE_IBCM_OK);
+	return m;
+}
+
+/* The REQ of a connection B holds in TIMEWAIT, repeated (a late retransmission): REJ 10,
+ * stale connection, as the kernel's cm_dup_req_handler; no new record */
+Test(ibcm, req_in_timewait_rej_10)
+{
+	uint8_t req[BLUE_IBCM_MAD_SIZE];
+	struct blue_ibcm_conn *a;
+	struct blue_ibcm_msg m;
+
+	a_req_mad(SID, req);
+	pump();
+	a = w.s[0].ev[0].conn;
+	cr_assert_eq(a->state, BLUE_IBCM_ESTABLISHED);
+	cr_assert_eq(blue__ibcm_disconnect(w.s[0].cm, a, w.now), 0);
+	pump();
+	cr_assert_eq(w.s[1].ev[1].conn->state, BLUE_IBCM_TIMEWAIT);
+	m = b_answer_to(req);
+	cr_assert_eq(m.hdr.attr_id, BLUE_IBCM_ATTR_REJ);
+	cr_assert_eq(m.rej.reason, BLUE_IBCM_REJ_STALE_CONN);
+	cr_assert_eq(m.rej.remote_comm_id, a->local_comm_id);
+	cr_assert_eq(blue__ibcm_stats(w.s[1].cm)->stale_conn, 1);
+	cr_assert_eq(blue__ibcm_stats(w.s[1].cm)->dup_req, 0);
+	cr_assert_eq(blue__ibcm_conn_count(w.s[1].cm), 1, "only the TIMEWAIT record");
+}
+
+/* A new REQ (another comm ID) from a QP that B's live connection already names: REJ 10
+ * (the kernel's cm_insert_remote_qpn); the live connection stays ESTABLISHED */
+Test(ibcm, req_from_a_connected_qpn_rej_10)
+{
+	struct blue_ibcm_conn *a = handshake(), *b = w.s[1].ev[0].conn;
+	uint8_t req[BLUE_IBCM_MAD_SIZE];
+	struct blue_ibcm_msg m;
+
+	a_req_mad(SID, req);	/* a second connection of the same QPN 0x00aa01 */
+	w.qh = w.qt;		/* kept back from B: delivered below */
+	m = b_answer_to(req);
+	cr_assert_eq(m.hdr.attr_id, BLUE_IBCM_ATTR_REJ);
+	cr_assert_eq(m.rej.reason, BLUE_IBCM_REJ_STALE_CONN);
+	cr_assert_neq(m.rej.remote_comm_id, a->local_comm_id, "the new REQ's comm ID");
+	cr_assert_eq(blue__ibcm_stats(w.s[1].cm)->stale_conn, 1);
+	cr_assert_eq(b->state, BLUE_IBCM_ESTABLISHED);
+	cr_assert_eq(w.s[1].nev, 2, "no REQ_RECEIVED for it");
 }
 
 /* The starting PSN of a REQ or REP is its sender's receive PSN (the kernel IB CM's
@@ -946,7 +1015,7 @@ Test(ibcm, unlisten_rej_8_then_listen_again)
 	cr_assert_eq(blue__ibcm_conn_count(B->cm), 1, "the live connection's record stays");
 
 	A->nev = B->nev = 0;
-	r = a_connect(SID);
+	r = a_connect_qpn(SID, 0x00aa02);	/* another QP: 0x00aa01 is still connected */
 	rid = r->local_comm_id;
 	pump();
 	cr_assert_eq(A->nev, 1);
