@@ -61,8 +61,8 @@ static void agent_stats_print(struct cma_agent *a)
 					blue__ibcm_err_str((enum blue_ibcm_err)i),
 					(unsigned long long)s->decode[i]);
 	fprintf(stderr, "librdmacm: ibcm %s: rx=%llu tx=%llu tx_err=%llu no_conn=%llu "
-		"wrong_state=%llu unhandled=%llu dup_req=%llu no_listener=%llu stale_conn=%llu table_full=%llu "
-		"retransmits=%llu timeouts=%llu req_dropped=%llu%s\n", a->name,
+		"wrong_state=%llu unhandled=%llu dup_req=%llu no_listener=%llu stale_conn=%llu "
+		"table_full=%llu retransmits=%llu timeouts=%llu req_dropped=%llu%s\n", a->name,
 		(unsigned long long)s->rx,
 		(unsigned long long)s->tx, (unsigned long long)s->tx_err,
 		(unsigned long long)s->no_conn, (unsigned long long)s->wrong_state,

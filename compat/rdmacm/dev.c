@@ -18,7 +18,6 @@ static bool devs_done;
 static void read_gids(struct cma_dev *d, int len)
 {
 	static const uint8_t v4pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-
 	static const uint8_t zero[16];
 	int v6 = -1;
 
