@@ -177,7 +177,8 @@ $(B)/compat/librdmacm.so.1: $(RDMACM_OBJS) $(LIBBLUE_A) $(B)/compat/libibverbs.s
 		$(B)/compat/libibverbs.so.1 -lpthread
 # the CM agent's other files, for tests/compat/cm_agent_probe (its rule is below)
 $(B)/tests/compat/cm_agent_probe: $(B)/obj/compat/rdmacm/agent_ah.o \
-				  $(B)/obj/compat/rdmacm/agent_qp.o
+				  $(B)/obj/compat/rdmacm/agent_qp.o \
+				  $(B)/obj/compat/rdmacm/dev_gids.o
 
 $(LIBLOADER_A): $(LOADER_OBJS)
 	@mkdir -p $(@D)

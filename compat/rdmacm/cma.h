@@ -210,6 +210,9 @@ bool cma_is_loopback(const struct sockaddr *sa) CMA_HIDDEN;
 int cma_attach_loopback(struct cma_id *id) CMA_HIDDEN;
 /* the GID index of @gid on @dev, or -1 */
 int cma_dev_gid_index(const struct cma_dev *dev, const uint8_t gid[16]) CMA_HIDDEN;
+/* @d's first @len (at most 16) GIDs into d->gid, d->ngid, d->gid_v4, d->gid_cm
+ * (dev_gids.c) */
+void cma_dev_read_gids(struct cma_dev *d, int len) CMA_HIDDEN;
 
 /* ---- events (channel.c) ---------------------------------------------------- */
 /*

@@ -15,28 +15,6 @@ struct cma_dev *cma_dev_list[CMA_MAX_DEVICES];
 int cma_ndevs;
 static bool devs_done;
 
-static void read_gids(struct cma_dev *d, int len)
-{
-	static const uint8_t v4pfx[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
-	static const uint8_t zero[16];
-	int v6 = -1;
-
-	d->gid_v4 = -1;
-	d->ngid = len < 16 ? len : 16;
-	for (int i = 0; i < d->ngid; i++) {
-		const uint8_t *g = d->gid[i].raw;
-
-		if (ibv_query_gid(d->verbs, d->port_num, i, &d->gid[i]))
-			memset(&d->gid[i], 0, sizeof(d->gid[i]));
-		if (d->gid_v4 < 0 && !memcmp(g, v4pfx, 12))
-			d->gid_v4 = i;
-		else if (v6 < 0 && memcmp(g, zero, 16) && memcmp(g, v4pfx, 12) &&
-			 !(g[0] == 0xfe && (g[1] & 0xc0) == 0x80))
-			v6 = i;
-	}
-	d->gid_cm = d->gid_v4 >= 0 ? d->gid_v4 : v6;
-}
-
 static struct cma_dev *dev_open(struct ibv_device *ibdev)
 {
 	struct ibv_device_attr da;
@@ -64,7 +42,7 @@ static struct cma_dev *dev_open(struct ibv_device *ibdev)
 		memset(&da, 0, sizeof(da));
 	d->max_qp_rd_atom = da.max_qp_rd_atom;
 	d->max_qp_init_rd_atom = da.max_qp_init_rd_atom;
-	read_gids(d, pa.gid_tbl_len);
+	cma_dev_read_gids(d, pa.gid_tbl_len);
 	return d;
 }
 
@@ -128,7 +106,7 @@ struct cma_dev *cma_dev_by_addr(const struct sockaddr *addr)
 		if (cma_dev_gid_index(d, gid) >= 0)
 			return d;
 		/* an address added since the open: read the table again */
-		read_gids(d, d->ngid ? d->ngid : 16);
+		cma_dev_read_gids(d, d->ngid ? d->ngid : 16);
 		if (cma_dev_gid_index(d, gid) >= 0)
 			return d;
 	}

@@ -142,16 +142,10 @@ static int dev_open(void)
 	}
 	dev.port_num = 1;
 	dev.guid = ibv_get_device_guid(dev.verbs->device);
-	dev.gid_v4 = -1;
-	for (i = 0; i < 16 && ibv_query_gid(dev.verbs, 1, i, &dev.gid[i]) == 0; i++) {
-		static const uint8_t pfx[12] = { [10] = 0xff, [11] = 0xff };
-
-		if (dev.gid_v4 < 0 && !memcmp(dev.gid[i].raw, pfx, 12))
-			dev.gid_v4 = i;
-	}
-	dev.ngid = i;
 	if (ibv_query_port(dev.verbs, 1, &pa) == 0)
 		dev.active_mtu = pa.active_mtu;
+	/* as the library reads it: the agent speaks from dev.gid_cm */
+	cma_dev_read_gids(&dev, pa.gid_tbl_len ? pa.gid_tbl_len : 16);
 	return 0;
 }
 
