@@ -224,6 +224,12 @@ _rr_run_step() {
 		"${COMPAT_ENV[@]}" "BLUE_RDMACM_STATS=$(_rr_stats "$tool")" timeout "$t" $args
 }
 
+# _rr_said FILE...: what the tools printed in FILEs, \r stripped, without blue's own
+# counter lines (BLUE_RDMACM_STATS: "librdmacm: ibcm ... wrong_state=0 ...")
+_rr_said() {
+	cat "$@" | tr -d '\r' | grep -v '^librdmacm: '
+}
+
 # _rr_last FILE: the last lines of a side's log that are the tool's (not markers), on one line
 _rr_last() {
 	tr -d '\r' <"$1" | grep -vE '^(BLUE-STEP|tries=|rc=[0-9])' | tail -3 | tr '\n|' '; /'
@@ -263,8 +269,8 @@ _rr_check_step() {
 		[ "$n" = "$RR_PINGS" ] || fail "$name: the server printed $n ping lines, want $RR_PINGS: $(_rr_last "$srv")"
 		tr -d '\r' <"$cli" | grep -q "^ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ" ||
 			fail "$name: the first payload is not rdma-ping-0: ABC..."
-		! tr -d '\r' <"$cli" "$srv" | grep -qiE 'data mismatch|wrong|error' ||
-			fail "$name: rping reported an error: $(tr -d '\r' <"$cli" "$srv" | grep -m1 -iE 'data mismatch|wrong|error')"
+		! _rr_said "$cli" "$srv" | grep -qiE 'data mismatch|wrong|error' ||
+			fail "$name: rping reported an error: $(_rr_said "$cli" "$srv" | grep -m1 -iE 'data mismatch|wrong|error')"
 		# the client's DREQ reached the server's CM: it saw DISCONNECTED. rping's client
 		# itself exits right after rdma_disconnect (rping_run_client joins its CQ
 		# thread, not its CM thread), so whether it prints the DISCONNECTED that the
@@ -286,7 +292,7 @@ _rr_check_step() {
 		for l in "udaddy: starting server" "receiving data transfers" "data transfers complete"; do
 			tr -d '\r' <"$srv" | grep -qF "$l" || fail "$name: the server did not report '$l': $(_rr_last "$srv")"
 		done
-		! tr -d '\r' <"$cli" "$srv" | grep -q 'error' || fail "$name: udaddy reported an error"
+		! _rr_said "$cli" "$srv" | grep -q 'error' || fail "$name: udaddy reported an error: $(_rr_said "$cli" "$srv" | grep -m1 error)"
 		echo "figure: $RR_CONNS SIDR-resolved UD connections, data transfers complete" ;;
 	rdma_server)
 		tr -d '\r' <"$cli" | grep -qx 'rdma_client: end 0' || fail "$name: rdma_client did not end 0: $(_rr_last "$cli")"
