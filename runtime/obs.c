@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,37 @@
 
 /* A never-changing entry 0 for a context whose own copy could not be allocated. */
 static struct blue_tune_entry tune_none;
+
+/*
+ * The contexts that publish into a pinned dev_stats entry, for one last publish at
+ * exit: a process that exits without closing its device (librdmacm's tools do, as
+ * over rdma-core) would leave its last BLUE_DEV_PUBLISH_NS of counters unpublished,
+ * and a tool such as mckey takes all its messages and exits within that (rx 0 in
+ * bluectl stats, 20 received). Linked through obs.next_mapped, under mapped_lock.
+ */
+static struct blue_context *mapped;
+static pthread_mutex_t mapped_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void mapped_add(struct blue_context *ctx)
+{
+	pthread_mutex_lock(&mapped_lock);
+	ctx->obs.next_mapped = mapped;
+	mapped = ctx;
+	pthread_mutex_unlock(&mapped_lock);
+}
+
+static void mapped_del(struct blue_context *ctx)
+{
+	struct blue_context **pp;
+
+	pthread_mutex_lock(&mapped_lock);
+	for (pp = &mapped; *pp; pp = &(*pp)->obs.next_mapped)
+		if (*pp == ctx) {
+			*pp = ctx->obs.next_mapped;
+			break;
+		}
+	pthread_mutex_unlock(&mapped_lock);
+}
 
 static void tune_use_local(struct blue_obs *o)
 {
@@ -141,10 +173,13 @@ int blue__obs_open(struct blue_context *ctx, const char *ifname, unsigned int qu
 	o->base_eng = ds->eng;
 	ds->owner_pid = (__u32)getpid();
 	ds->opens++;
+	o->pid = getpid();
+	mapped_add(ctx);
 	return 0;
 }
 
-void blue__obs_publish(struct blue_context *ctx)
+/* The HAL's and the engine's counters into dev_stats (base + this process's). */
+static void publish_counters(struct blue_context *ctx)
 {
 	const struct blue_engine_stats *e = &ctx->eng.st;
 	const struct blue_dev_engine *be = &ctx->obs.base_eng;
@@ -190,9 +225,36 @@ void blue__obs_publish(struct blue_context *ctx)
 	ds->eng.rx_ud_no_wqe = be->rx_ud_no_wqe + e->rx_ud_no_wqe;
 	ds->eng.rx_uc_dropped = be->rx_uc_dropped + e->rx_uc_dropped;
 	ds->eng.tx_ud_too_long = be->tx_ud_too_long + e->tx_ud_too_long;
-
-	ctx->obs.next_publish_ns = ctx->eng.now_ns + BLUE_DEV_PUBLISH_NS;
+	ds->eng.rx_mcast_copies = be->rx_mcast_copies + e->rx_mcast_copies;
+	ds->eng.rx_mcast_no_group = be->rx_mcast_no_group + e->rx_mcast_no_group;
+	ds->eng.rx_mcast_bad_pkey = be->rx_mcast_bad_pkey + e->rx_mcast_bad_pkey;
+	ds->eng.tx_mcast_loop = be->tx_mcast_loop + e->tx_mcast_loop;
 	__atomic_store_n(&ds->published_ns, blue__now_ns(), __ATOMIC_RELEASE);
+}
+
+void blue__obs_publish(struct blue_context *ctx)
+{
+	publish_counters(ctx);
+	ctx->obs.next_publish_ns = ctx->eng.now_ns + BLUE_DEV_PUBLISH_NS;
+}
+
+/*
+ * At exit (or unload), the counters of every context still open, in this process only
+ * (a forked child holds its parent's contexts but not their counters). Another thread
+ * may be in a pass meanwhile: it counts on, and its next publish, if any, is as good;
+ * next_publish_ns stays that thread's. Closes wait for the lock, so no entry is
+ * unmapped under us.
+ */
+__attribute__((destructor)) static void publish_at_exit(void)
+{
+	struct blue_context *ctx;
+	pid_t me = getpid();
+
+	pthread_mutex_lock(&mapped_lock);
+	for (ctx = mapped; ctx; ctx = ctx->obs.next_mapped)
+		if (ctx->obs.pid == me)
+			publish_counters(ctx);
+	pthread_mutex_unlock(&mapped_lock);
 }
 
 void blue__obs_close(struct blue_context *ctx)
@@ -201,6 +263,8 @@ void blue__obs_close(struct blue_context *ctx)
 
 	blue__obs_publish(ctx);
 	o->ds->owner_pid = 0;
+	if (o->ds_map)
+		mapped_del(ctx);
 	if (o->tune_map)
 		munmap(o->tune_map, TUNE_MAP_LEN);
 	o->tune_map = NULL;

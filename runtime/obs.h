@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <blue/dev_stats.h>
 #include <blue/diag.h>
@@ -27,6 +28,10 @@ struct blue_obs {
 	struct blue_dev_stats *ds_map;	/* the mapping of all queues' entries; NULL: local */
 	struct blue_diag_cfg *diag;	/* the pinned switch (mmapped), or &diag_local */
 	uint64_t next_publish_ns;
+	/* with ds_map: the process that mapped it, and the next context that has one
+	 * (obs.c's list for the publish at exit) */
+	pid_t pid;
+	struct blue_context *next_mapped;
 	/* what earlier processes left in the map: published counters are base + ours */
 	struct blue_dev_hal base_hal;
 	struct blue_dev_engine base_eng;
@@ -57,7 +62,8 @@ void blue__obs_init(struct blue_context *ctx) BLUE_OBS_HIDDEN;
 int blue__obs_open(struct blue_context *ctx, const char *ifname, unsigned int queue)
 	BLUE_OBS_HIDDEN;
 
-/* Publish one last time, give up ownership and unmap. */
+/* Publish one last time, give up ownership and unmap. A context still open when the
+ * process exits publishes once more then (obs.c publish_at_exit). */
 void blue__obs_close(struct blue_context *ctx) BLUE_OBS_HIDDEN;
 
 /* Copy the HAL's and the engine's counters into dev_stats now. */

@@ -118,7 +118,12 @@ struct blue_dev_engine {
 	__u64	rx_ud_no_wqe;	/* UD: dropped, no receive WQE posted */
 	__u64	tx_ud_too_long;	/* UD: sends over the MTU, completed unsent */
 	__u64	rx_uc_dropped;	/* UC: requests dropped unanswered (gap, no WQE, access) */
-	__u64	reserved[3];
+	/* UD multicast (runtime/mcast.h): the engine block's last three reserved words and
+	 * one of struct blue_dev_stats' own, so the map's value keeps its size */
+	__u64	rx_mcast_copies;	/* copies handed to the QPs attached to a group */
+	__u64	rx_mcast_no_group;	/* dropped: no QP of ours attached to the group */
+	__u64	rx_mcast_bad_pkey;	/* copies dropped: the attached QP's P_Key differs */
+	__u64	tx_mcast_loop;		/* sent to a group of our own: looped back too */
 };
 
 struct blue_dev_stats {
@@ -131,9 +136,10 @@ struct blue_dev_stats {
 	struct blue_hist	conn_setup;
 	/* data plane: blue_post_send() to the CQE, per WR opcode; only with diag on */
 	struct blue_hist	lat[BLUE_LAT_OPS];
-	__u64	reserved[16];
+	__u64	reserved[15];
 };
 
+_Static_assert(sizeof(struct blue_dev_engine) == 200, "blue_dev_engine layout changed");
 _Static_assert(sizeof(struct blue_dev_stats) == 2336, "blue_dev_stats layout changed");
 
 #endif /* BLUE_DEV_STATS_H */

@@ -4,7 +4,9 @@
 #     messages, a sender in B joins it and sends them; both exit 0 and the receiver says
 #     it got them all; while the receiver runs its group is in the multicast map and
 #     joined on the netdev (ip maddr), afterwards neither (it left); the frames went to
-#     the group's MAC (XDP redirected them). IPv4 and IPv6 groups.
+#     the group's MAC (XDP redirected them), A's engine counted one copy a message
+#     (bluectl stats: rx_mcast_copies) and B's one loopback a message (tx_mcast_loop).
+#     IPv4 and IPv6 groups.
 #   - after the receiver left, the sender's frames are dropped at XDP and counted
 #     (drop_mcast_unjoined);
 #   - the join's event and the leave, field by field (tests/compat/mc_probe.c).
@@ -116,6 +118,12 @@ mc_expect_ok() {
 		fail "A's XDP redirected fewer than $MC_COUNT frames"
 	[ "$(ctl_stat "$NS_A" "$IF_A" drop_mcast_unjoined)" -eq 0 ] ||
 		fail "A dropped frames of a group it had joined"
+	# A's engine handed each message to the one attached QP; B's sender, a full member
+	# attached to the group too, had each one looped back to its own device
+	line=$(ctl_stat "$NS_A" "$IF_A" rx_mcast_copies)
+	[ "$line" = "$MC_COUNT" ] || fail "A's rx_mcast_copies is ${line:-not shown}, want $MC_COUNT"
+	line=$(ctl_stat "$NS_B" "$IF_B" tx_mcast_loop)
+	[ "$line" = "$MC_COUNT" ] || fail "B's tx_mcast_loop is ${line:-not shown}, want $MC_COUNT"
 }
 
 test_mckey() {

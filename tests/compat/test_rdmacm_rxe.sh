@@ -6,7 +6,11 @@
 # kernel's rdma_ucm and rdma_rxe in the QEMU guest of tests/interop/guest.sh are the peer.
 # Every tool runs both ways: blue as the client (the guest serves) and blue as the server
 # (the guest connects). The IB CM (REQ/REP/RTU, DREQ/DREP; SIDR_REQ/REP for udaddy) goes
-# over QP1 between blue's CM agent and the guest's kernel.
+# over QP1 between blue's CM agent and the guest's kernel. mckey (UD multicast, an IPv4
+# group: the kernel's cma refuses IPv6 groups on RoCEv2) has no CM exchange: its
+# "client" is the sender, its "server" the receiver, which joins first; when blue
+# receives, the guest's sender waits until blue's side connects to it over TCP
+# (_rr_server_ready), since a sender to a group has nobody to be refused by.
 # Run: B=build-<you> bash tests/lib/runner.sh tests/compat/test_rdmacm_rxe.sh
 #
 # One guest boot serves every step, as in test_compat_rxe.sh: the guest runs the steps in
@@ -16,17 +20,19 @@
 # step that fails costs under a minute. Blue's side of a step is guest.sh's
 # rxe_run_step, as in test_compat_rxe.sh. Logs of every step stay in
 # $B/test-logs/rdmacm-rxe/ (NAME.blue, NAME.tries: blue's failed tries before it,
-# NAME.guest, and rdmacm.pcap: every RoCEv2 frame on the guest's tap).
+# NAME.guest, and rdmacm.pcap: every RoCEv2 and IGMP frame on the guest's tap).
 #
 # test_rdmacm_rxe_boot (first by name: runner.sh runs them in name order) boots the
 # guest, runs every step and leaves one verdict per step ($RR_KEEP/verdicts) and one row
 # per step in the results table (tests/lib/compat.sh); test_rdmacm_rxe_rping, _ucmatose,
-# _udaddy, _send_bw and _server_client give each tool's verdict, the failure naming what
-# both sides printed last.
+# _udaddy, _send_bw, _server_client and _mckey give each tool's verdict, the failure
+# naming what both sides printed last.
 #
 # Test functions: test_rdmacm_rxe_boot test_rdmacm_rxe_rping test_rdmacm_rxe_ucmatose
 #   test_rdmacm_rxe_udaddy test_rdmacm_rxe_send_bw test_rdmacm_rxe_server_client
-#   test_rdmacm_rxe_wire (the capture: no NAK in any RC stream, the CM MADs counted)
+#   test_rdmacm_rxe_mckey
+#   test_rdmacm_rxe_wire (the capture: no NAK in any RC stream, the CM MADs counted, the
+#   multicast frames to the group's MAC and QPN 0xFFFFFF, both sides' IGMP reports)
 # own subnets (guest.sh's defaults are test_compat_rxe.sh's)
 RXE_SUBNET=${RXE_SUBNET:-10.201.83}
 RXE_SUBNET6=${RXE_SUBNET6:-fd00:c9:53}
@@ -39,6 +45,7 @@ source tests/lib/compat.sh
 
 RR_LIB=$PWD/$B/compat
 RR_BLUECTL=$PWD/$B/bin/bluectl
+BLUECTL=$RR_BLUECTL	# netns.sh's ctl_stat
 RR_KEEP=$PWD/$B/test-logs/rdmacm-rxe
 # TCG is slow: each run is killed after RR_RUN_T s; a client tries again for at most
 # RR_DEADLINE s
@@ -47,6 +54,10 @@ RR_DEADLINE=35
 RR_PINGS=10	# rping -C
 RR_CONNS=2	# ucmatose -c, udaddy -c
 RR_ITERS=20	# ib_send_bw -n
+RR_MC_GROUP=239.${RXE_SUBNET#*.}.7	# mckey -m: one group, the steps run one after the other
+RR_MC_COUNT=10	# mckey -C
+RR_MC_SIZE=256	# mckey -S
+RR_MC_WAIT=20	# s the guest's mckey sender waits for blue's receiver to have joined
 # what a client prints when nobody listens yet (the IB CM's REJ 8, SIDR_REP status 1:
 # rping, ucmatose, udaddy; perftest's "Unexpected CM event bl blka 8"; rdma_client's
 # synchronous rdma_connect: ECONNREFUSED): blue's client
@@ -65,12 +76,15 @@ RR_SRV_DEADLINE=70
 
 # NAME TOOL BLUE_ROLE PORT: one step each. udaddy has no port option (7174, rdma_cm's
 # default for it); the others get their own, so no step meets the previous one's id.
+# mckey has none either: its PORT is where the guest's sender waits for blue's receiver
+# (mckey-brcv, _rr_guest_script; unused in mckey-bsnd).
 RR_STEPS=(
 	"rping-bcli rping client 7180" "rping-bsrv rping server 7181"
 	"ucmatose-bcli ucmatose client 7182" "ucmatose-bsrv ucmatose server 7183"
 	"udaddy-bcli udaddy client 7174" "udaddy-bsrv udaddy server 7174"
 	"send_bw-bcli ib_send_bw client 18610" "send_bw-bsrv ib_send_bw server 18611"
 	"rdma_cs-bcli rdma_server client 7184" "rdma_cs-bsrv rdma_server server 7185"
+	"mckey-bsnd mckey client 7186" "mckey-brcv mckey server 7187"
 )
 
 # _rr_args TOOL ROLE PORT SERVER_IP DEV: the tool's words for that role (a server binds
@@ -78,6 +92,9 @@ RR_STEPS=(
 _rr_args() {
 	local tool=$1 role=$2 port=$3 ip=$4 dev=$5
 	case $tool:$role in
+	# the receiver binds its own address (SERVER_IP), the sender its own (the other one)
+	mckey:server) echo "mckey -m $RR_MC_GROUP -b $ip -C $RR_MC_COUNT -S $RR_MC_SIZE" ;;
+	mckey:client) echo "mckey -m $RR_MC_GROUP -b $(_rr_other_ip "$ip") -s -C $RR_MC_COUNT -S $RR_MC_SIZE" ;;
 	rping:server) echo "rping -s -a $ip -p $port -v -V -d -C $RR_PINGS" ;;
 	rping:client) echo "rping -c -a $ip -p $port -v -V -d -C $RR_PINGS" ;;
 	ucmatose:server) echo "ucmatose -p $port -c $RR_CONNS" ;;
@@ -98,10 +115,16 @@ _rr_args() {
 	esac
 }
 
+# _rr_other_ip IP: the address of the other side of the link
+_rr_other_ip() {
+	if [ "$1" = "$RXE_GUEST_IP" ]; then echo "$RXE_BLUE_IP"; else echo "$RXE_GUEST_IP"; fi
+}
+
 # The guest command (busybox sh). g NAME ROLE ARGS...: one run between markers; a client
 # tries again while it fails, for at most RR_DEADLINE s (an rserver, RR_SRV_T s a run, for
 # at most RR_SRV_DEADLINE s), each failed try followed by a "--- try N rc=STATUS" line. The tools write to the console itself (a tty: line
-# buffered), so that a run killed by timeout still shows how far it got.
+# buffered), so that a run killed by timeout still shows how far it got. ROLE once: run
+# once, like a server (mckey's sender, which waits for blue's receiver first).
 _rr_guest_script() {
 	local st name tool brole port grole ip
 	echo f=0
@@ -112,7 +135,7 @@ n=\$1 r=\$2; shift 2; echo "BLUE-STEP BEGIN \$n"; i=0; e=\$((\$(date +%s) + $RR_
 while :; do
 t=$RR_RUN_T; [ \$r = rserver ] && t=$RR_SRV_T
 timeout \$t "\$@" 2>&1; c=\$?
-[ \$r != server ] && [ \$c != 0 ] && [ \$(date +%s) -lt \$e ] || break
+[ \$r != server ] && [ \$r != once ] && [ \$c != 0 ] && [ \$(date +%s) -lt \$e ] || break
 echo "--- try \$i rc=\$c"; i=\$((i + 1)); sleep 0.5
 done
 echo "BLUE-STEP END \$n rc=\$c tries=\$i"; [ \$c = 0 ] || f=1
@@ -124,6 +147,10 @@ EOF
 		# perftest's server, blue the client: restarted when it fails (_rr_again)
 		if [ "$tool" = ib_send_bw ] && [ "$grole" = server ]; then
 			echo "g $name rserver $(_rr_args "$tool" server "$port" "$ip" rxe0)"
+		elif [ "$tool" = mckey ] && [ "$grole" = client ]; then
+			# the sender, once blue's receiver has joined and said so (a TCP
+			# connection to PORT, _rr_server_ready): nobody would refuse it before
+			echo "g $name once sh -c 'timeout $RR_MC_WAIT nc -l -p $port </dev/null >/dev/null && exec $(_rr_args "$tool" client "$port" "$ip" rxe0)'"
 		else
 			echo "g $name $grole $(_rr_args "$tool" "$grole" "$port" "$ip" rxe0)"
 		fi
@@ -139,9 +166,9 @@ _rr_guest_cmd() {
 
 # _rr_stats TOOL: BLUE_RDMACM_STATS for blue's TOOL: librdmacm's counters at exit (CM
 # agent, IB CM, SIDR), except for perftest, whose result table they would cut into
-# (stdout and stderr share the log)
+# (stdout and stderr share the log), and mckey, which has no CM exchange to count
 _rr_stats() {
-	[ "$1" = ib_send_bw ] && echo 0 || echo 1
+	case $1 in ib_send_bw | mckey) echo 0 ;; *) echo 1 ;; esac
 }
 
 # _rr_guest_ready NAME TOOL: wait (at most 20 s) for the guest's server of step NAME to
@@ -154,6 +181,7 @@ _rr_guest_ready() {
 	udaddy) re='^udaddy: starting server' ;;
 	ib_send_bw) re='Waiting for client to connect' ;;
 	rdma_server) re='^rdma_server: start' ;;
+	mckey) re='^mckey: joined dgid' ;;
 	esac
 	rxe_console_wait "^BLUE-STEP BEGIN $1\$" 1 || return 1
 	tr -d '\r' <"$RXE_LOG" | sed -n "/^BLUE-STEP BEGIN $1\$/,\$p" | grep -qE "$re" && return 0
@@ -191,6 +219,35 @@ _rr_client_ready() {
 	[ "$RR_TOOL" != ib_send_bw ] || RR_END=$(($(date +%s) + RR_SRV_DEADLINE))
 }
 
+# _rr_server_ready NAME LOG: after blue's server started (rxe_run_step's READY): for
+# mckey's receiver, once it has joined (at most 15 s), connect to the guest's sender,
+# which waits in `nc -l` for that before it sends; the other servers need nothing
+_rr_server_ready() {
+	[ "$RR_TOOL" = mckey ] || return 0
+	wait_for_line "$2" '^mckey: joined dgid' 15 || { echo "$1: blue's receiver did not join"; return 1; }
+	_rr_poke "$RXE_GUEST_IP" "$(_rr_step_port "$1")"
+}
+
+# _rr_poke IP PORT: one TCP connection from the blue side to IP:PORT, tried again while
+# refused (nobody listens yet), for at most 15 s
+_rr_poke() {
+	local end=$(($(date +%s) + 15))
+	# shellcheck disable=SC2016 # $0 $1: the inner shell's
+	until rxe_blue timeout 2 bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$1" "$2" 2>/dev/null; do
+		[ "$(date +%s)" -lt "$end" ] || { echo "nobody listened on $1:$2 within 15 s"; return 1; }
+		sleep 0.2
+	done
+}
+
+# _rr_step_port NAME: the PORT of step NAME in RR_STEPS
+_rr_step_port() {
+	local st name tool brole port
+	for st in "${RR_STEPS[@]}"; do
+		read -r name tool brole port <<<"$st"
+		[ "$name" != "$1" ] || { echo "$port"; return 0; }
+	done
+}
+
 # _rr_again NAME LOG TRY: run blue's client again (rxe_run_step's AGAIN) while RR_END
 # has not passed: after a failure that says nobody listened yet (RR_RETRY); perftest's
 # after any failure, once the guest's restarted server (rserver) says it waits
@@ -207,9 +264,10 @@ _rr_again() {
 
 # _rr_run_step NAME TOOL BLUE_ROLE PORT: blue's side of one step (rxe_run_step): its
 # output in $RR_KEEP/NAME.blue (the last try's; every failed try's status and output in
-# NAME.tries), the guest's in NAME.guest; blue's exit status in RXE_BRC
+# NAME.tries), the guest's in NAME.guest; blue's exit status in RXE_BRC. For mckey, blue's
+# multicast counters before and after the step in NAME.mcstats (_rr_mc_counters).
 _rr_run_step() {
-	local name=$1 tool=$2 brole=$3 port=$4 args t
+	local name=$1 tool=$2 brole=$3 port=$4 args t ready=_rr_client_ready buf=()
 	RR_TOOL=$tool
 	if [ "$brole" = client ]; then
 		args=$(_rr_args "$tool" client "$port" "$RXE_GUEST_IP" "$RR_DEV")
@@ -217,11 +275,37 @@ _rr_run_step() {
 	else
 		args=$(_rr_args "$tool" server "$port" "$RXE_BLUE_IP" "$RR_DEV")
 		t=$((RR_DEADLINE + RR_RUN_T))
+		ready=_rr_server_ready
 	fi
+	# mckey's receiver says it joined on stdout, which _rr_server_ready reads meanwhile
+	[ "$tool" != mckey ] || { buf=(stdbuf -oL); _rr_mc_counters >"$RR_KEEP/$name.mcstats"; }
 	# shellcheck disable=SC2086 # $args: words
 	rxe_run_step "$name" "$brole" "$RR_KEEP" 90 "$((RR_SRV_DEADLINE + RR_SRV_T + 10))" \
-		_rr_client_ready _rr_again \
-		"${COMPAT_ENV[@]}" "BLUE_RDMACM_STATS=$(_rr_stats "$tool")" timeout "$t" $args
+		"$ready" _rr_again \
+		"${COMPAT_ENV[@]}" "BLUE_RDMACM_STATS=$(_rr_stats "$tool")" timeout "$t" "${buf[@]}" $args
+	[ "$tool" != mckey ] || _rr_mc_counters >>"$RR_KEEP/$name.mcstats"
+}
+
+# the counters of blue's device that tell where multicast frames went, one line of
+# NAME=VALUE words: XDP's drop_mcast_unjoined, the engine's rx_mcast_* and tx_mcast_loop
+_rr_mc_counters() {
+	local c out=
+	for c in drop_mcast_unjoined rx_mcast_copies rx_mcast_no_group rx_mcast_bad_pkey tx_mcast_loop; do
+		out+="$c=$(ctl_stat "$RXE_NS_BLUE" "$RXE_BLUE_IF" "$c") "
+	done
+	echo "$out"
+}
+
+# _rr_mc_delta FILE NAME: how much counter NAME grew between FILE's two lines
+_rr_mc_delta() {
+	awk -v k="$2" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) v[NR] = kv[2] } }
+		END { if (NR == 2 && v[1] != "" && v[2] != "") print v[2] - v[1] }' "$1"
+}
+
+# _rr_said FILE...: what the tools printed in FILEs, \r stripped, without blue's own
+# counter lines (BLUE_RDMACM_STATS: "librdmacm: ibcm ... wrong_state=0 ...")
+_rr_said() {
+	cat "$@" | tr -d '\r' | grep -v '^librdmacm: '
 }
 
 # _rr_last FILE: the last lines of a side's log that are the tool's (not markers), on one line
@@ -263,8 +347,8 @@ _rr_check_step() {
 		[ "$n" = "$RR_PINGS" ] || fail "$name: the server printed $n ping lines, want $RR_PINGS: $(_rr_last "$srv")"
 		tr -d '\r' <"$cli" | grep -q "^ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ" ||
 			fail "$name: the first payload is not rdma-ping-0: ABC..."
-		! tr -d '\r' <"$cli" "$srv" | grep -qiE 'data mismatch|wrong|error' ||
-			fail "$name: rping reported an error: $(tr -d '\r' <"$cli" "$srv" | grep -m1 -iE 'data mismatch|wrong|error')"
+		! _rr_said "$cli" "$srv" | grep -qiE 'data mismatch|wrong|error' ||
+			fail "$name: rping reported an error: $(_rr_said "$cli" "$srv" | grep -m1 -iE 'data mismatch|wrong|error')"
 		# the client's DREQ reached the server's CM: it saw DISCONNECTED. rping's client
 		# itself exits right after rdma_disconnect (rping_run_client joins its CQ
 		# thread, not its CM thread), so whether it prints the DISCONNECTED that the
@@ -286,7 +370,7 @@ _rr_check_step() {
 		for l in "udaddy: starting server" "receiving data transfers" "data transfers complete"; do
 			tr -d '\r' <"$srv" | grep -qF "$l" || fail "$name: the server did not report '$l': $(_rr_last "$srv")"
 		done
-		! tr -d '\r' <"$cli" "$srv" | grep -q 'error' || fail "$name: udaddy reported an error"
+		! _rr_said "$cli" "$srv" | grep -q 'error' || fail "$name: udaddy reported an error: $(_rr_said "$cli" "$srv" | grep -m1 error)"
 		echo "figure: $RR_CONNS SIDR-resolved UD connections, data transfers complete" ;;
 	rdma_server)
 		tr -d '\r' <"$cli" | grep -qx 'rdma_client: end 0' || fail "$name: rdma_client did not end 0: $(_rr_last "$cli")"
@@ -296,7 +380,50 @@ _rr_check_step() {
 		compat_perftest_check "$cli" "$RR_ITERS" || fail "$name: client result table: $(_rr_last "$cli")"
 		compat_perftest_check "$srv" "$RR_ITERS" || fail "$name: server result table: $(_rr_last "$srv")"
 		echo "figure: $(compat_perftest_figure "$cli")" ;;
+	mckey) _rr_check_mckey "$name" "$brole" "$cli" "$srv" ;;
 	esac
+}
+
+# _rr_check_mckey NAME BLUE_ROLE SENDER_LOG RECEIVER_LOG: both joined the group's MGID
+# (::ffff:GROUP, the kernel's for a RoCEv2 IPv4 group) and completed; the receiver's
+# "data transfers complete" comes only once it has polled RR_MC_COUNT receive
+# completions. On blue's side no frame of the group was dropped unjoined or for its
+# P_Key; when blue received, the engine handed out one copy per message, and when it
+# sent, looped one back per message.
+_rr_check_mckey() {
+	local name=$1 brole=$2 cli=$3 srv=$4 mc=$RR_KEEP/$1.mcstats l c d
+	for l in "mckey: joined dgid: ::ffff:$RR_MC_GROUP" "initiating data transfers" \
+		"data transfers complete" "return status 0"; do
+		tr -d '\r' <"$cli" | grep -qF "$l" || fail "$name: the sender did not report '$l': $(_rr_last "$cli")"
+	done
+	for l in "mckey: joined dgid: ::ffff:$RR_MC_GROUP" "receiving data transfers" \
+		"data transfers complete" "return status 0"; do
+		tr -d '\r' <"$srv" | grep -qF "$l" || fail "$name: the receiver did not report '$l': $(_rr_last "$srv")"
+	done
+	! _rr_said "$cli" "$srv" | grep -qiE 'fail|error' ||
+		fail "$name: mckey reported $(_rr_said "$cli" "$srv" | grep -m1 -iE 'fail|error')"
+	echo "blue's counters before / after: $(tr '\n' '/' <"$mc")"
+	for c in drop_mcast_unjoined rx_mcast_bad_pkey; do
+		d=$(_rr_mc_delta "$mc" "$c")
+		[ "$d" = 0 ] || fail "$name: blue's $c grew by ${d:-? (not read)} during the step, want 0"
+	done
+	if [ "$brole" = server ]; then
+		# blue receives: each of rxe's messages went to the one attached QP
+		for c in rx_mcast_copies:$RR_MC_COUNT rx_mcast_no_group:0; do
+			d=$(_rr_mc_delta "$mc" "${c%:*}")
+			[ "$d" = "${c#*:}" ] ||
+				fail "$name: blue's ${c%:*} grew by ${d:-? (not read)}, want ${c#*:}"
+		done
+	else
+		# blue sends as a full member: its device got its own copies (the kernel's
+		# IP loopback gives rxe its own). Not asked: where the last copies went, since
+		# mckey leaves right after its send completions and a copy the engine takes
+		# after that finds no group (rx_mcast_no_group, 1 in 2 runs here)
+		d=$(_rr_mc_delta "$mc" tx_mcast_loop)
+		[ "$d" = "$RR_MC_COUNT" ] ||
+			fail "$name: blue's tx_mcast_loop grew by ${d:-? (not read)}, want $RR_MC_COUNT"
+	fi
+	echo "figure: $RR_MC_COUNT messages of $RR_MC_SIZE bytes to $RR_MC_GROUP, all received"
 }
 
 # _rr_row_tool TOOL: the tool column of the results table
@@ -307,6 +434,7 @@ _rr_row_tool() {
 	udaddy) echo "udaddy -c $RR_CONNS (rdma_cm, SIDR)" ;;
 	ib_send_bw) echo "ib_send_bw -R (rdma_cm)" ;;
 	rdma_server) echo "rdma_server / rdma_client (rdma_cm)" ;;
+	mckey) echo "mckey -C $RR_MC_COUNT (rdma_cm, UD multicast: the client sends)" ;;
 	esac
 }
 
@@ -321,12 +449,17 @@ _rr_record_reset() {
 	mv "$tmp" "$COMPAT_RESULTS"
 }
 
-# _rr_capture: tcpdump on the guest's tap, started once it says it listens (PID: RR_DUMP)
+# _rr_capture: tcpdump on the guest's tap, started once it says it listens (PID: RR_DUMP);
+# IGMP too, for mckey's joins. --immediate-mode: each frame is written as it comes, not
+# when the kernel's capture block fills or times out (1 s): the last step's frames, a
+# moment before the kill at the end, were otherwise lost (12 "received by filter" and
+# not captured, the 10 datagrams of mckey-brcv among them). -B: with it, the default
+# 2 MiB buffer overflowed during ib_send_bw (600 "dropped by kernel")
 _rr_capture() {
 	local log=$RR_KEEP/tcpdump.log i
 	rm -f "$RR_KEEP/rdmacm.pcap"
-	rxe_bg "$RXE_NS_BR" RR_DUMP tcpdump -i "$RXE_TAP" -U -s 0 -c 50000 -w "$RR_KEEP/rdmacm.pcap" \
-		'udp port 4791' 2>"$log"
+	rxe_bg "$RXE_NS_BR" RR_DUMP tcpdump -i "$RXE_TAP" --immediate-mode -B 65536 -U -s 0 -c 50000 -w "$RR_KEEP/rdmacm.pcap" \
+		'udp port 4791 or igmp' 2>"$log"
 	for ((i = 0; i < 50; i++)); do
 		grep -q 'listening on' "$log" && return 0
 		sleep 0.1
@@ -337,12 +470,12 @@ _rr_capture() {
 test_rdmacm_rxe_boot() {
 	mkdir -p "$RR_KEEP"
 	rm -f "$RR_KEEP"/verdicts "$RR_KEEP"/*.guest "$RR_KEEP"/*.blue "$RR_KEEP"/*.tries \
-		"$RR_KEEP/console.log"
+		"$RR_KEEP"/*.mcstats "$RR_KEEP/console.log"
 	local why st name tool brole port out fig row t
 	why=$(rxe_missing)
 	[ -z "$why" ] || skip "$why"
 	need_bins "$RR_LIB/libibverbs.so.1" "$RR_LIB/librdmacm.so.1" "$RR_BLUECTL"
-	for t in rping ucmatose udaddy ib_send_bw rdma_server rdma_client; do
+	for t in rping ucmatose udaddy ib_send_bw rdma_server rdma_client mckey; do
 		command -v "$t" >/dev/null || skip "$t not installed (rdmacm-utils, perftest)"
 	done
 	compat_env "$RR_LIB"
@@ -358,7 +491,7 @@ test_rdmacm_rxe_boot() {
 	RR_DEV=$RXE_BLUE_IF
 	rxe_blue "${COMPAT_ENV[@]}" timeout 20 ibv_devices 2>&1 | grep -qw "$RR_DEV" ||
 		fail "ibv_devices on the compat library does not list $RR_DEV: $(rxe_blue "${COMPAT_ENV[@]}" timeout 20 ibv_devices 2>&1 | tr '\n' ' ')"
-	# every RoCEv2 frame on the guest's tap (the MADs on QP1, the data), for diagnosis:
+	# every RoCEv2 frame on the guest's tap (the MADs on QP1, the data; IGMP), for diagnosis:
 	# $RR_KEEP/rdmacm.pcap; -c bounds it if something loops
 	_rr_capture
 	rxe_guest_start "$(_rr_guest_cmd)"
@@ -405,6 +538,7 @@ test_rdmacm_rxe_ucmatose() { _rr_verdict ucmatose; }
 test_rdmacm_rxe_udaddy() { _rr_verdict udaddy; }
 test_rdmacm_rxe_send_bw() { _rr_verdict ib_send_bw; }
 test_rdmacm_rxe_server_client() { _rr_verdict rdma_server; }
+test_rdmacm_rxe_mckey() { _rr_verdict mckey; }
 
 # The capture of the whole boot (tshark reads it): no RC NAK either way (the PSN reading of
 # a REQ/REP, cm_mad.h, showed as a PSN sequence error NAK from rxe), and the IB CM's MADs
@@ -432,4 +566,40 @@ test_rdmacm_rxe_wire() {
 		done
 	done
 	[ -z "$naks" ] || fail "NAKs in the RC streams: $naks"
+	_rr_wire_mckey "$pc"
+}
+
+# _rr_mc_mac GROUP: the Ethernet address of an IPv4 group (01:00:5e and its low 23 bits)
+_rr_mc_mac() {
+	local a b c d
+	IFS=. read -r a b c d <<<"$1"
+	printf '01:00:5e:%02x:%02x:%02x\n' $((b & 127)) "$c" "$d"
+}
+
+# _rr_wire_mckey PCAP: mckey's steps on the wire. Each side sent RR_MC_COUNT datagrams
+# to the group, every one to its MAC and DestQP 0xFFFFFF with Q_Key 0x01234567
+# (RDMA_UDP_QKEY); each side's kernel reported its membership (IGMP: the guest's cma
+# on its join, blue's IP_ADD_MEMBERSHIP on its first attach).
+_rr_wire_mckey() {
+	local pc=$1 mac rows side n bad
+	mac=$(_rr_mc_mac "$RR_MC_GROUP")
+	rows=$(tshark -r "$pc" -d udp.port==4791,infiniband -T fields -e ip.src -e eth.dst \
+		-e infiniband.bth.destqp -e infiniband.deth.q_key \
+		-Y "ip.dst == $RR_MC_GROUP && udp.port == 4791" 2>/dev/null)
+	echo "--- datagrams to $RR_MC_GROUP (sender, count)"
+	awk -v b="$RXE_BLUE_IP" '{ n[$1 == b ? "blue" : "rxe"]++ } END { for (k in n) print k, n[k] }' <<<"$rows"
+	for side in "$RXE_BLUE_IP" "$RXE_GUEST_IP"; do
+		n=$(awk -v s="$side" '$1 == s' <<<"$rows" | wc -l)
+		[ "$n" = "$RR_MC_COUNT" ] || fail "$side sent $n datagrams to $RR_MC_GROUP, want $RR_MC_COUNT"
+	done
+	# tshark prints the QPN and the Q_Key in hex of its own widths (0xffffff,
+	# 0x0000000001234567): compared without the 0x and leading zeros
+	bad=$(awk -v m="$mac" '{ q = $3; k = $4; sub(/^0x0*/, "", q); sub(/^0x0*/, "", k) }
+		$2 != m || q != "ffffff" || k != "1234567"' <<<"$rows" | head -3)
+	[ -z "$bad" ] || fail "datagrams to $RR_MC_GROUP not to $mac / QPN 0xFFFFFF / Q_Key 0x01234567: $bad"
+	rows=$(tshark -r "$pc" -T fields -e ip.src -e igmp.maddr -Y igmp 2>/dev/null)
+	for side in "$RXE_BLUE_IP" "$RXE_GUEST_IP"; do
+		awk -v s="$side" -v g="$RR_MC_GROUP" '$1 == s && index("," $2 ",", "," g ",")' <<<"$rows" |
+			grep -q . || fail "$side sent no IGMP report for $RR_MC_GROUP: $(tr '\n' ';' <<<"$rows")"
+	done
 }

@@ -77,9 +77,10 @@ for b in ibv_rc_pingpong ibv_uc_pingpong ibv_ud_pingpong ibv_srq_pingpong ibv_de
 	bins+=("$(readlink -f "$p")")
 done
 # perftest, and rdmacm-utils for the rdma_cm interop tests (the guest's librdmacm is
-# rdma-core's own, over the kernel's rdma_ucm: the kernel CM is the peer)
+# rdma-core's own, over the kernel's rdma_ucm: the kernel CM is the peer; mckey's joins
+# are the kernel cma's)
 for b in ib_send_bw ib_send_lat ib_write_bw ib_write_lat ib_read_bw ib_read_lat \
-	 ib_atomic_bw ib_atomic_lat rping ucmatose udaddy rdma_server rdma_client; do
+	 ib_atomic_bw ib_atomic_lat rping ucmatose udaddy rdma_server rdma_client mckey; do
 	p=$(command -v "$b" 2>/dev/null) && bins+=("$(readlink -f "$p")")	# optional
 done
 # ud_probe (tests/interop/ud_probe.c): what a UD receiver sees (wc and GRH), built here

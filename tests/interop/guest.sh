@@ -36,7 +36,8 @@
 #   rxe_step_rc FILE NAME  the guest's exit status from the step's END marker in FILE
 #   rxe_run_step NAME ROLE DIR BEGIN_T END_T READY AGAIN CMD...
 #                          blue's side of a step: CMD once the guest began it (a client
-#                          tried again while AGAIN says so), logs in DIR, status RXE_BRC
+#                          after READY and tried again while AGAIN says so, a server
+#                          followed by READY), logs in DIR, status RXE_BRC
 #   rxe_guest_stop         kill QEMU by PID now (a kill is also registered with on_exit)
 #   rxe_blue CMD...        run CMD in the blue-side namespace (rxe_br: the bridge one)
 #   rxe_bg NS VAR CMD...   CMD in the background in NS, PID in VAR, kill on exit
@@ -307,7 +308,9 @@ rxe_step_rc() {
 
 # rxe_run_step NAME ROLE DIR BEGIN_T END_T READY AGAIN CMD...: blue's side of the guest's
 # step NAME, once the guest began it (BEGIN_T s at most): CMD (bounded by its own
-# timeout) in the blue-side namespace. ROLE server: once, in the background, waited for.
+# timeout) in the blue-side namespace. ROLE server: once, in the background, then
+# `READY NAME LOG` (LOG: CMD's output so far; READY may wait in it for CMD to be up and
+# tell the guest to go on, or be `:`), then waited for.
 # ROLE client: after `READY NAME` (a function that waits for the guest's server, `:` for
 # none), and again after each failed try for which `AGAIN NAME LOG TRY` returns 0 (it
 # may pause or wait for the guest before it does; LOG holds that try's output). Logs in
@@ -337,6 +340,7 @@ rxe_run_step() {
 		{ cat "$o"; echo "tries=$i rc=$brc"; } >>"$b"
 	else
 		rxe_bg "$RXE_NS_BLUE" bpid "$@" >"$o" 2>&1
+		"$ready" "$name" "$o" || true
 		wait "$bpid" || brc=$?
 		{ cat "$o"; echo "rc=$brc"; } >>"$b"
 	fi

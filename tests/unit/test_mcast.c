@@ -7,6 +7,7 @@
  * frames drop at steering (drop_mcast_unjoined); the sending device gets its own copy
  * when one of its QPs is attached; the frame on the wire goes to the group's MAC with
  * DestQP 0xFFFFFF; the attach/detach answers (the kernel's) and the device's limits.
+ * The engine's multicast counters are published in dev_stats (what bluectl stats reads).
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -210,6 +211,9 @@ Test(mcast, fanout_to_two_qps_and_the_wire_frame)
 	send_group(&fx, fx.qa[0], 300, 1);
 	expect_copies(&fx, 0x3, 300, 1);
 	cr_assert_eq(blue__engine_stats(fx.rc.b.ctx)->rx_mcast_copies, 2);
+	blue__obs_publish(fx.rc.b.ctx);	/* what bluectl stats reads */
+	cr_assert_eq(fx.rc.b.ctx->obs.ds->eng.rx_mcast_copies, 2);
+	cr_assert_eq(fx.rc.b.ctx->obs.ds->eng.rx_mcast_no_group, 0);
 	cr_assert_eq(blue_hal_loopback_stat(fx.rc.b.hal, BLUE_STAT_REDIRECT), 1, "one frame");
 	/* on the wire: the group's MAC and address, DestQP 0xFFFFFF */
 	cr_assert_eq(fx.cap.n, 1);
@@ -298,6 +302,8 @@ Test(mcast, sender_device_gets_its_own_copy)
 	cr_assert_eq(wc.src_qp, blue_qp_num(fx.qa[0]));
 	cr_assert(rc_check(fx.buf_a + BUFLEN + BLUE_GRH_LEN, 200, 6));
 	cr_assert_eq(blue__engine_stats(fx.rc.a.ctx)->tx_mcast_loop, 1);
+	blue__obs_publish(fx.rc.a.ctx);
+	cr_assert_eq(fx.rc.a.ctx->obs.ds->eng.tx_mcast_loop, 1);
 	cr_assert_eq(blue_detach_mcast(fx.qa[1], &fx.grp, 0), 0);
 	cr_assert_eq(blue_detach_mcast(fx.qb[0], &fx.grp, 0), 0);
 	mc_fx_fini(&fx);

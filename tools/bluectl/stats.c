@@ -50,6 +50,10 @@ const struct dev_field eng_fields[] = {
 	E(rx_bad_qkey, "blue_engine_rx_dropped_total", "ud_bad_qkey", NULL),
 	E(rx_ud_no_wqe, "blue_engine_rx_dropped_total", "ud_no_wqe", NULL),
 	E(rx_uc_dropped, "blue_engine_rx_dropped_total", "uc", NULL),
+	E(rx_mcast_no_group, "blue_engine_rx_dropped_total", "mcast_no_group", NULL),
+	E(rx_mcast_bad_pkey, "blue_engine_rx_dropped_total", "mcast_bad_pkey", NULL),
+	E(rx_mcast_copies, "blue_engine_rx_mcast_copies_total", NULL,
+	  "multicast datagrams handed to the QPs attached to their group (one per QP)"),
 	E(rx_dup, "blue_engine_requests_refused_total", "duplicate",
 	  "requests the responder did not execute"),
 	E(rx_seq_err, "blue_engine_requests_refused_total", "sequence_error", NULL),
@@ -66,6 +70,8 @@ const struct dev_field eng_fields[] = {
 	  "frames built but refused by a full TX ring"),
 	E(tx_loopback, "blue_engine_tx_loopback_total", NULL,
 	  "frames to the device itself, looped back in the engine"),
+	E(tx_mcast_loop, "blue_engine_tx_mcast_loop_total", NULL,
+	  "multicast sent to a group a QP of the device is attached to: looped back too"),
 };
 const unsigned int n_eng_fields = sizeof(eng_fields) / sizeof(eng_fields[0]);
 
