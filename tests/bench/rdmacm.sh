@@ -176,8 +176,8 @@ row() {	# LABEL CM RAW TCP: keys (or "-")
 	row "cmtime -c 64, ms for all 64 connects at once" cmtime_connect_ms - -
 	row "cmtime -c 64, ms for all 64 disconnects" cmtime_disconnect_ms - -
 	echo
-	echo "median of $REPS runs (min-max); an rping ping is four round trips (SEND, READ, SEND,"
-	echo "WRITE, SEND), an ibv_rc_pingpong iteration one; every run in $FIG, every"
+	echo "median of $REPS runs (min-max); an rping ping is five messages (SEND, RDMA READ, SEND,"
+	echo "RDMA WRITE, SEND), an ibv_rc_pingpong iteration two; every run in $FIG, every"
 	echo "program's output in $OUT"
 } | tee "$OUT/results.md"
 exit "$failed"
