@@ -54,6 +54,26 @@ struct blue_ring {
 int blue_ring_init(struct blue_ring *r, uint32_t min_count, uint32_t elem_size);
 void blue_ring_fini(struct blue_ring *r);
 
+/*
+ * blue_ring_init_shared() - the same ring in a memfd, so that the block can be handed
+ * to another process (SCM_RIGHTS) and mapped there with blue_ring_map(): the seam of
+ * daemon mode (ARCHITECTURE.md, "Daemon mode"), where the API side and the engine sit
+ * in different processes. *@fd is the memfd (close-on-exec), the caller's to close once
+ * it has been handed over; the mapping does not need it.
+ * Return: 0 or -errno.
+ */
+int blue_ring_init_shared(struct blue_ring *r, uint32_t min_count, uint32_t elem_size, int *fd);
+
+/*
+ * blue_ring_map() - map a block made by blue_ring_init_shared() in another process.
+ * The geometry comes from the caller (what the creator said over the command channel),
+ * never from the block: it is checked against the block's header and the memfd's size,
+ * so a creator that lied cannot make us index outside the mapping.
+ * @log2_size: log2 of the entry count; @elem_size: the rounded entry size.
+ * Return: 0, or -EINVAL (geometry out of range, or not the block's: logged) or -errno.
+ */
+int blue_ring_map(struct blue_ring *r, int fd, uint32_t log2_size, uint32_t elem_size);
+
 static inline uint32_t blue_ring_size(const struct blue_ring *r)
 {
 	return r->mask + 1;
