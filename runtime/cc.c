@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "runtime/verbs_ops.h"
 #include "runtime/cc.h"
 #include "runtime/log.h"
 #include "runtime/probes.h"
@@ -136,7 +137,7 @@ void blue__cc_reset(struct blue_qp *qp)
 	qp->live->ecn = 0;
 }
 
-int blue_qp_set_cc(struct blue_qp *qp, const struct blue_cc_params *p)
+int blue__lib_qp_set_cc(struct blue_qp *qp, const struct blue_cc_params *p)
 {
 	const struct blue_cc_ops *ops;
 
@@ -170,7 +171,7 @@ int blue_qp_set_cc(struct blue_qp *qp, const struct blue_cc_params *p)
 	return 0;
 }
 
-int blue_qp_query_cc(struct blue_qp *qp, struct blue_cc_params *p)
+int blue__lib_qp_query_cc(struct blue_qp *qp, struct blue_cc_params *p)
 {
 	if (!qp || !p)
 		return EINVAL;

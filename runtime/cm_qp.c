@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <sys/random.h>
 
+#include "runtime/verbs_ops.h"
 #include "runtime/cc_wire.h"
 #include "runtime/cm.h"
 #include "runtime/device.h"
@@ -63,7 +64,7 @@ static uint32_t random_psn(void)
 	return v & 0xffffff;
 }
 
-int blue_cm_info_from_qp(struct blue_context *ctx, struct blue_qp *qp, int gid_index,
+int blue__lib_cm_info_from_qp(struct blue_context *ctx, struct blue_qp *qp, int gid_index,
 			 struct blue_cm_info *info)
 {
 	struct blue_qp_init_attr init;
@@ -296,7 +297,7 @@ static int set_negotiated(struct blue_qp *qp, const struct blue_cm_info *remote,
 	return 0;
 }
 
-int blue_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t local_psn,
+int blue__lib_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32_t local_psn,
 		       const struct blue_cm_info *remote, const struct blue_cm_qp_attr *attr)
 {
 	struct blue_cm_qp_attr def;

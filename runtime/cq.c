@@ -18,6 +18,7 @@
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 
+#include "runtime/verbs_ops.h"
 #include "runtime/cq.h"
 #include "runtime/device.h"
 #include "runtime/log.h"
@@ -230,7 +231,7 @@ void blue_ack_cq_events(struct blue_cq *cq, unsigned int nevents)
 
 /* ---- completion queues --------------------------------------------------- */
 
-struct blue_cq *blue_create_cq(struct blue_context *ctx, int cqe, void *cq_context,
+struct blue_cq *blue__lib_create_cq(struct blue_context *ctx, int cqe, void *cq_context,
 			       struct blue_comp_channel *channel, int comp_vector)
 {
 	struct blue_cq *cq;
@@ -268,7 +269,7 @@ struct blue_cq *blue_create_cq(struct blue_context *ctx, int cqe, void *cq_conte
 	return cq;
 }
 
-int blue_destroy_cq(struct blue_cq *cq)
+int blue__lib_destroy_cq(struct blue_cq *cq)
 {
 	struct blue_comp_channel *ch;
 
@@ -407,7 +408,7 @@ int blue_poll_cq(struct blue_cq *cq, int num, struct blue_wc *wc)
 
 	if (!cq || num < 0 || (num && !wc))
 		return -EINVAL;
-	blue__progress(cq->ctx);
+	cq->ctx->ops->progress(cq->ctx);
 	r = &cq->ring;
 	avail = blue_ring_count(r);
 	if (avail > (uint32_t)num)

@@ -13,6 +13,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include "runtime/verbs_ops.h"
 #include "runtime/cc_wire.h"
 #include "runtime/device.h"
 #include "runtime/ip6.h"
@@ -149,6 +150,7 @@ struct blue_context *blue_open_device_hal(struct blue_hal *hal, const uint8_t ma
 		errno = EINVAL;
 		return NULL;
 	}
+	ctx->ops = &blue__lib_ops;
 	ctx->hal = hal;
 	ctx->timer_fd = -1;
 	ctx->slot_fd = -1;
@@ -178,7 +180,7 @@ struct blue_context *blue_open_device_hal(struct blue_hal *hal, const uint8_t ma
 	return ctx;
 }
 
-int blue_close_device(struct blue_context *ctx)
+int blue__lib_close_device(struct blue_context *ctx)
 {
 	if (!ctx)
 		return EINVAL;
@@ -202,7 +204,7 @@ int blue_close_device(struct blue_context *ctx)
 	return 0;
 }
 
-int blue_query_device(struct blue_context *ctx, struct blue_device_attr *attr)
+int blue__lib_query_device(struct blue_context *ctx, struct blue_device_attr *attr)
 {
 	if (!ctx || !attr)
 		return EINVAL;

@@ -55,8 +55,12 @@ struct blue_neigh {
 };
 
 struct blue_qp;
+struct blue_verbs_ops;
+struct blue_mgr_client;
 
 struct blue_context {
+	const struct blue_verbs_ops *ops;	/* library or daemon mode (verbs_ops.h) */
+	struct blue_mgr_client *mgr;	/* daemon mode: the channel to blue-manager */
 	struct blue_hal *hal;
 	bool owns_hal;			/* opened by blue_open_device(): destroy on close */
 	struct blue_hal_sock *sock;	/* every QP of this context is flow-bound to it */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/verbs_ops.h"
 #include "runtime/device.h"
 #include "runtime/log.h"
 #include "runtime/mr.h"
@@ -134,7 +135,7 @@ static int mr_args_check(const char *who, void *addr, size_t length, unsigned in
 	return 0;
 }
 
-struct blue_mr *blue_reg_mr(struct blue_pd *pd, void *addr, size_t length, unsigned int access)
+struct blue_mr *blue__lib_reg_mr(struct blue_pd *pd, void *addr, size_t length, unsigned int access)
 {
 	struct blue_context *ctx;
 	struct blue_mr *mr;
@@ -173,7 +174,7 @@ struct blue_mr *blue_reg_mr(struct blue_pd *pd, void *addr, size_t length, unsig
 	return mr;
 }
 
-int blue_dereg_mr(struct blue_mr *mr)
+int blue__lib_dereg_mr(struct blue_mr *mr)
 {
 	struct blue_mr_table *t;
 	uint32_t idx;

@@ -3,11 +3,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "runtime/verbs_ops.h"
 #include "runtime/device.h"
 #include "runtime/log.h"
 #include "runtime/mr.h"
 
-struct blue_pd *blue_alloc_pd(struct blue_context *ctx)
+struct blue_pd *blue__lib_alloc_pd(struct blue_context *ctx)
 {
 	struct blue_pd *pd;
 
@@ -30,7 +31,7 @@ struct blue_pd *blue_alloc_pd(struct blue_context *ctx)
 	return pd;
 }
 
-int blue_dealloc_pd(struct blue_pd *pd)
+int blue__lib_dealloc_pd(struct blue_pd *pd)
 {
 	if (!pd)
 		return EINVAL;

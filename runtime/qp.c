@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
+#include "runtime/verbs_ops.h"
 #include "runtime/ah.h"
 #include "runtime/cc_wire.h"
 #include "runtime/codec.h"
@@ -323,7 +324,7 @@ fail:
 	return NULL;
 }
 
-struct blue_qp *blue_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *attr)
+struct blue_qp *blue__lib_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *attr)
 {
 	return qp_create(pd, attr, false);
 }
@@ -339,7 +340,7 @@ struct blue_qp *blue__create_gsi_qp(struct blue_pd *pd, struct blue_qp_init_attr
 	return qp_create(pd, attr, true);
 }
 
-int blue_destroy_qp(struct blue_qp *qp)
+int blue__lib_destroy_qp(struct blue_qp *qp)
 {
 	struct blue_context *ctx;
 	struct blue_qp **pp;
@@ -655,7 +656,7 @@ static void qp_reset(struct blue_qp *qp)
 		blue__cq_clean(qp->recv_cq, qp->qpn);
 }
 
-int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
+int blue__lib_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
 {
 	uint32_t mask = (uint32_t)attr_mask, missing, extra;
 	struct blue_qp_ctx *live;
@@ -751,7 +752,7 @@ int blue_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
 	return 0;
 }
 
-int blue_query_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask,
+int blue__lib_query_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask,
 		  struct blue_qp_init_attr *init_attr)
 {
 	const struct blue_qp_ctx *live;

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "runtime/verbs_ops.h"
 #include "runtime/log.h"
 #include "runtime/qp.h"
 #include "runtime/tune.h"
@@ -75,7 +76,7 @@ static bool retx_busy(const struct blue_qp *qp)
 	       qp->live->una_psn != qp->req.psn_hi;
 }
 
-int blue_qp_set_retx(struct blue_qp *qp, const struct blue_retx_attr *a)
+int blue__lib_qp_set_retx(struct blue_qp *qp, const struct blue_retx_attr *a)
 {
 	const struct blue_retx_ops *ops;
 
@@ -136,7 +137,7 @@ int blue_qp_set_retx(struct blue_qp *qp, const struct blue_retx_attr *a)
 	return 0;
 }
 
-int blue_qp_query_retx(struct blue_qp *qp, struct blue_retx_attr *a)
+int blue__lib_qp_query_retx(struct blue_qp *qp, struct blue_retx_attr *a)
 {
 	if (!qp || !a)
 		return EINVAL;

@@ -13,6 +13,7 @@
 #include "runtime/mw.h"
 #include "runtime/probes.h"
 #include "runtime/qp.h"
+#include "runtime/verbs_ops.h"
 #include "runtime/wq.h"
 
 int blue__wq_init(struct blue_wq *wq, int is_send, uint32_t max_wr, uint32_t max_sge,
@@ -274,6 +275,7 @@ int blue_post_send(struct blue_qp *qp, struct blue_send_wr *wr, struct blue_send
 		blue_ring_produce(&qp->sq.ring, n);
 		/* the engine's hint that this application answers (progress.c ack_hold) */
 		__atomic_fetch_add(&qp->ctx->eng.posts, 1, __ATOMIC_RELAXED);
+		qp->ctx->ops->kick(qp->ctx);
 	}
 out:
 	if (bad_wr)
@@ -326,6 +328,7 @@ int blue__wq_post_recv(struct blue_wq *wq, const char *who, uint32_t id,
 int blue_post_recv(struct blue_qp *qp, struct blue_recv_wr *wr, struct blue_recv_wr **bad_wr)
 {
 	uint8_t state;
+	int err;
 
 	if (!qp || !wr) {
 		if (bad_wr)
@@ -344,5 +347,7 @@ int blue_post_recv(struct blue_qp *qp, struct blue_recv_wr *wr, struct blue_recv
 			*bad_wr = wr;
 		return EINVAL;
 	}
-	return blue__wq_post_recv(&qp->rq, "post_recv: QP", qp->qpn, wr, bad_wr);
+	err = blue__wq_post_recv(&qp->rq, "post_recv: QP", qp->qpn, wr, bad_wr);
+	qp->ctx->ops->kick(qp->ctx);
+	return err;
 }
