@@ -46,6 +46,7 @@
 #include <blue/blue.h>
 #include "runtime/device.h"
 #include "runtime/log.h"
+#include "runtime/verbs_ops.h"
 
 #define BV_EXPORT __attribute__((visibility("default")))
 #define BV_HIDDEN __attribute__((visibility("hidden")))

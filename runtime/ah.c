@@ -9,6 +9,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 
+#include "runtime/verbs_ops.h"
 #include "runtime/ah.h"
 #include "runtime/device.h"
 #include "runtime/log.h"
@@ -63,6 +64,11 @@ struct blue_ah *blue_create_ah(struct blue_pd *pd, const struct blue_ah_attr *at
 
 	if (!pd || !attr) {
 		errno = EINVAL;
+		return NULL;
+	}
+	err = blue__local_only(pd->ctx, "create_ah");
+	if (err) {
+		errno = err;
 		return NULL;
 	}
 	err = blue__av_resolve(pd->ctx, attr, "create_ah", dmac);

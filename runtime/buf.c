@@ -13,16 +13,32 @@
  * (hugetlb needs it; the THP and 4 KiB fallbacks take the same size and fault only the
  * pages under @len, so the tail is address space, not memory); a smaller one is mapped in
  * 4 KiB pages only, so blue_buf_free() recomputes the size from @len.
+ *
+ * In daemon mode (blue__mgr_wanted) a buffer is a memfd instead, hugetlb first, kept in
+ * a list so that blue_reg_mr() can hand it to blue-manager (buf.h). Measured on these
+ * machines (2 cores, the process reading its own memory): memcpy 4 ns for 8 B, 43 ns
+ * for 4 KiB; process_vm_readv 1.4-1.7 us per call for 8 B to 4 KiB (0.4-0.7 us per copy
+ * with 16 iovecs a call), 6 us for 64 KiB. A WRITE round trip copies at both ends, so
+ * process_vm would add about 3 us to the 8 B latency, where a mapped memfd adds none.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <blue/blue.h>
 #include "afxdp_hal/hugemap.h"
+#include "runtime/buf.h"
 #include "runtime/log.h"
+#include "runtime/mgr_sock.h"
+
+#ifndef MFD_HUGETLB
+#define MFD_HUGETLB	0x0004U
+#endif
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE	23	/* Linux 5.14 */
@@ -99,6 +115,112 @@ static void *map_small(size_t map_len, size_t len)
 	return populated(p, map_len, len);
 }
 
+/* The memfd buffers (daemon mode), newest first. */
+struct shared_buf {
+	uint8_t *addr;
+	size_t map_len;
+	int fd;
+	struct shared_buf *next;
+};
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct shared_buf *shared_bufs;
+
+/*
+ * Sealed at its size: blue-manager maps it and refuses one that could shrink under its
+ * mapping (the engine's next copy would fault in the daemon).
+ */
+static int seal(int fd)
+{
+	return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
+}
+
+/* A memfd of @map_len bytes mapped shared, hugetlb when @huge (and the pool has it). */
+static void *map_memfd(size_t map_len, size_t len, bool huge, unsigned int *flags)
+{
+	struct shared_buf *b = calloc(1, sizeof(*b));
+	void *p = MAP_FAILED;
+	int fd = -1;
+
+	if (!b)
+		return NULL;
+	if (huge)
+		fd = memfd_create("blue-buf", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB);
+	if (fd >= 0 && (ftruncate(fd, (off_t)map_len) || seal(fd) ||
+			(p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+			MAP_FAILED || populate(p, len))) {
+		if (p != MAP_FAILED)
+			munmap(p, map_len);
+		p = MAP_FAILED;
+		close(fd);
+		fd = -1;
+	}
+	if (fd >= 0) {
+		*flags = BLUE_BUF_HUGETLB;
+	} else {
+		fd = memfd_create("blue-buf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+		if (fd < 0 || ftruncate(fd, (off_t)map_len) || seal(fd) ||
+		    (p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
+		    MAP_FAILED || populate(p, len)) {
+			if (p != MAP_FAILED)
+				munmap(p, map_len);
+			if (fd >= 0)
+				close(fd);
+			free(b);
+			return NULL;
+		}
+	}
+	b->addr = p;
+	b->map_len = map_len;
+	b->fd = fd;
+	pthread_mutex_lock(&shared_lock);
+	b->next = shared_bufs;
+	shared_bufs = b;
+	pthread_mutex_unlock(&shared_lock);
+	return p;
+}
+
+int blue__buf_find(const void *addr, size_t len, int *fd, uint64_t *off)
+{
+	const uint8_t *a = addr;
+	int err = -ENOENT;
+
+	pthread_mutex_lock(&shared_lock);
+	for (struct shared_buf *b = shared_bufs; b; b = b->next) {
+		if (a >= b->addr && a - b->addr <= (ptrdiff_t)b->map_len &&
+		    len <= b->map_len - (size_t)(a - b->addr)) {
+			*fd = b->fd;
+			*off = (uint64_t)(a - b->addr);
+			err = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&shared_lock);
+	return err;
+}
+
+/* Unmap @buf if it is a memfd buffer. Return: whether it was one. */
+static bool free_memfd(void *buf)
+{
+	struct shared_buf **pp, *b = NULL;
+
+	pthread_mutex_lock(&shared_lock);
+	for (pp = &shared_bufs; *pp; pp = &(*pp)->next) {
+		if ((*pp)->addr == buf) {
+			b = *pp;
+			*pp = b->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&shared_lock);
+	if (!b)
+		return false;
+	munmap(b->addr, b->map_len);
+	close(b->fd);
+	free(b);
+	return true;
+}
+
 void *blue_buf_alloc(size_t len, unsigned int *flags_out)
 {
 	bool huge = buf_huge(len) && blue__env_flag("BLUE_HUGEPAGES", true);
@@ -115,7 +237,9 @@ void *blue_buf_alloc(size_t len, unsigned int *flags_out)
 		return NULL;
 	}
 	map_len = buf_map_len(len);
-	if (huge) {
+	if (blue__mgr_wanted())
+		p = map_memfd(map_len, (len + pg - 1) & ~(pg - 1), huge, &flags);
+	if (!p && huge) {
 		/* ENOMEM here is an empty or short pool: not an error, the next kind serves */
 		p = blue_hugetlb_map(map_len);
 		if (p)
@@ -146,7 +270,7 @@ void *blue_buf_alloc(size_t len, unsigned int *flags_out)
 
 void blue_buf_free(void *buf, size_t len)
 {
-	if (!buf || !len || len > BUF_MAX)
+	if (!buf || !len || len > BUF_MAX || free_memfd(buf))
 		return;
 	if (munmap(buf, buf_map_len(len)))
 		blue__logf("buf_free: %p: %s (not a blue_buf_alloc buffer of %zu bytes?)", buf,

@@ -66,6 +66,11 @@ struct blue_comp_channel *blue_create_comp_channel(struct blue_context *ctx)
 		errno = EINVAL;
 		return NULL;
 	}
+	err = blue__local_only(ctx, "create_comp_channel");
+	if (err) {
+		errno = err;
+		return NULL;
+	}
 	ch = calloc(1, sizeof(*ch));
 	if (!ch) {
 		errno = ENOMEM;
@@ -253,7 +258,10 @@ struct blue_cq *blue__lib_create_cq(struct blue_context *ctx, int cqe, void *cq_
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = blue_ring_init(&cq->ring, (uint32_t)cqe, sizeof(struct blue_wc));
+	cq->shm_fd = -1;
+	err = ctx->shared_rings ?
+	      blue_ring_init_shared(&cq->ring, (uint32_t)cqe, sizeof(struct blue_wc), &cq->shm_fd) :
+	      blue_ring_init(&cq->ring, (uint32_t)cqe, sizeof(struct blue_wc));
 	if (err) {
 		free(cq);
 		errno = -err;
@@ -302,6 +310,8 @@ int blue__lib_destroy_cq(struct blue_cq *cq)
 		ch->ncq--;
 	}
 	cq->ctx->ncq--;
+	if (cq->shm_fd >= 0)
+		close(cq->shm_fd);
 	blue_ring_fini(&cq->ring);
 	free(cq);
 	return 0;
@@ -367,6 +377,10 @@ int blue__cq_resize(struct blue_cq *cq, int cqe, uint32_t held)
 			   BLUE_MAX_CQE);
 		return EINVAL;
 	}
+	if (cq->ctx->shared_rings) {
+		blue__logf("resize_cq: not in daemon mode: the API side maps the ring it has");
+		return EOPNOTSUPP;
+	}
 	blue__progress(cq->ctx);	/* what is due now counts against the new size */
 	n = blue_ring_count(&cq->ring);
 	if (n + held > (uint32_t)cqe) {
@@ -416,5 +430,7 @@ int blue_poll_cq(struct blue_cq *cq, int num, struct blue_wc *wc)
 	for (i = 0; i < avail; i++)
 		memcpy(&wc[i], blue_ring_elem(r, blue_ring_cons_own(r) + i), sizeof(*wc));
 	blue_ring_consume(r, avail);
+	if (!avail)
+		cq->ctx->ops->idle(cq->ctx);
 	return (int)avail;
 }

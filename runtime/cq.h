@@ -30,6 +30,8 @@ struct blue_comp_channel {
 struct blue_cq {
 	struct blue_context *ctx;
 	struct blue_ring ring;		/* entries: struct blue_wc */
+	int shm_fd;			/* the ring's memfd until handed over (daemon
+					 * mode: ctx->shared_rings), else -1 */
 	struct blue_comp_channel *channel;
 	void *cq_context;
 	int cqe;			/* entries the application asked for */

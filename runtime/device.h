@@ -61,6 +61,7 @@ struct blue_mgr_client;
 struct blue_context {
 	const struct blue_verbs_ops *ops;	/* library or daemon mode (verbs_ops.h) */
 	struct blue_mgr_client *mgr;	/* daemon mode: the channel to blue-manager */
+	bool shared_rings;		/* blue-manager's: QP and CQ rings in memfds */
 	struct blue_hal *hal;
 	bool owns_hal;			/* opened by blue_open_device(): destroy on close */
 	struct blue_hal_sock *sock;	/* every QP of this context is flow-bound to it */
@@ -102,6 +103,14 @@ struct blue_context {
  */
 struct blue_context *blue_open_device_hal(struct blue_hal *hal, const uint8_t mac[6],
 					  uint32_t ip) __attribute__((visibility("hidden")));
+
+/*
+ * blue__open_device_local() - blue_open_device_queue() in library mode, whatever
+ * BLUE_MODE says: this process owns the queue and runs the engine (blue-manager's own
+ * open). Return: a context, or NULL with errno set after a message.
+ */
+struct blue_context *blue__open_device_local(const char *ifname, unsigned int queue)
+	__attribute__((visibility("hidden")));
 
 /*
  * blue__set_neigh() - a static neighbour entry: frames to @ip go to @mac. Consulted at

@@ -8,6 +8,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include "runtime/verbs_ops.h"
 #include "runtime/device.h"
 #include "runtime/events.h"
 #include "runtime/log.h"
@@ -115,6 +116,10 @@ int blue_async_fd(struct blue_context *ctx)
 {
 	if (!ctx) {
 		errno = EINVAL;
+		return -1;
+	}
+	if (blue__local_only(ctx, "async_fd")) {
+		errno = EOPNOTSUPP;
 		return -1;
 	}
 	return ctx->events.fd;

@@ -137,7 +137,14 @@ static int mr_args_check(const char *who, void *addr, size_t length, unsigned in
 
 struct blue_mr *blue__lib_reg_mr(struct blue_pd *pd, void *addr, size_t length, unsigned int access)
 {
+	return blue__reg_mr_at(pd, addr, length, access, addr);
+}
+
+struct blue_mr *blue__reg_mr_at(struct blue_pd *pd, void *addr, size_t length,
+				unsigned int access, void *host)
+{
 	struct blue_context *ctx;
+	struct blue_mr_host *mh;
 	struct blue_mr *mr;
 	uint32_t idx;
 	int err;
@@ -157,11 +164,13 @@ struct blue_mr *blue__lib_reg_mr(struct blue_pd *pd, void *addr, size_t length, 
 		errno = ENOMEM;
 		return NULL;
 	}
-	mr = calloc(1, sizeof(*mr));
-	if (!mr) {
+	mh = calloc(1, sizeof(*mh));
+	if (!mh) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	mh->host = host;
+	mr = &mh->mr;
 	mr->context = ctx;
 	mr->pd = pd;
 	mr->addr = addr;
@@ -225,6 +234,7 @@ int blue__rereg_mr(struct blue_mr *mr, unsigned int what, struct blue_pd *pd, vo
 	pd->nmr++;
 	mr->pd = pd;
 	mr->addr = addr;
+	blue__mr_host(mr)->host = addr;	/* library mode: blue-manager serves no rereg */
 	mr->length = length;
 	mr->access = access;
 	return 0;
@@ -255,6 +265,6 @@ enum blue_mr_verdict blue__mr_check(struct blue_context *ctx, const struct blue_
 	if ((mr->access & need) != need)
 		return BLUE_MR_PERM;
 	if (host)
-		*host = (uint8_t *)mr->addr + off;
+		*host = blue__mr_host(mr)->host + off;
 	return BLUE_MR_OK;
 }

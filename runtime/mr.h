@@ -47,6 +47,28 @@ enum blue_key_kind {
 int blue__key_slot(struct blue_mr_table *t, enum blue_key_kind kind, uint32_t *out)
 	__attribute__((visibility("hidden")));
 
+/*
+ * An MR as the engine holds it: the public part, whose addr is the I/O address the
+ * application and its peer use, and where those bytes are in this process: addr itself,
+ * or in blue-manager the daemon's mapping of the application's memfd.
+ */
+struct blue_mr_host {
+	struct blue_mr mr;
+	uint8_t *host;
+};
+
+static inline struct blue_mr_host *blue__mr_host(const struct blue_mr *mr)
+{
+	return (struct blue_mr_host *)mr;
+}
+
+/*
+ * blue__reg_mr_at() - blue_reg_mr() of [@addr, @addr + @length) whose bytes are at @host
+ * in this process. Return: the MR, or NULL with errno (after a message).
+ */
+struct blue_mr *blue__reg_mr_at(struct blue_pd *pd, void *addr, size_t length,
+				unsigned int access, void *host) __attribute__((visibility("hidden")));
+
 /* Why an access check failed; also the text of the log line. */
 enum blue_mr_verdict {
 	BLUE_MR_OK = 0,

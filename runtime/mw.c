@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/verbs_ops.h"
 #include "runtime/device.h"
 #include "runtime/log.h"
 #include "runtime/mr_copy.h"
@@ -70,6 +71,10 @@ struct blue_mw *blue_alloc_mw(struct blue_pd *pd, enum blue_mw_type type)
 		return NULL;
 	}
 	ctx = pd->ctx;
+	if (blue__local_only(ctx, "alloc_mw")) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
 	if (ctx->nmw >= BLUE_MAX_MW || blue__key_slot(&ctx->mrs, BLUE_KEY_MW, &idx)) {
 		blue__logf("alloc_mw: the device's %d windows (or its key table) are in use",
 			   BLUE_MAX_MW);

@@ -28,6 +28,8 @@
 #include <bpf/libbpf.h>
 #include <blue/pins.h>
 
+#include "runtime/mgr_client.h"
+#include "runtime/mgr_sock.h"
 #include "runtime/device.h"
 #include "runtime/ip6.h"
 #include "runtime/log.h"
@@ -295,6 +297,25 @@ static uint32_t netdev_speed_mbps(const char *ifname)
 }
 
 struct blue_context *blue_open_device_queue(const char *ifname, unsigned int queue)
+{
+	int mode = blue__mgr_mode();
+	struct blue_context *ctx;
+	bool absent;
+
+	if (mode < 0) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (mode != BLUE_MODE_LIBRARY) {
+		/* blue-manager owns the netdev's queue: the queue asked for is its own */
+		ctx = blue__mgr_open(ifname, mode == BLUE_MODE_DAEMON, &absent);
+		if (ctx || !absent)
+			return ctx;
+	}
+	return blue__open_device_local(ifname, queue);
+}
+
+struct blue_context *blue__open_device_local(const char *ifname, unsigned int queue)
 {
 	struct blue_afxdp_config cfg = { 0 };
 	struct blue_context *ctx;

@@ -255,10 +255,13 @@ static struct blue_qp *qp_create(struct blue_pd *pd, struct blue_qp_init_attr *a
 	}
 	/* a WQE's SGE array doubles as the inline buffer: at least one SGE of room */
 	sge = attr->cap.max_send_sge ? attr->cap.max_send_sge : 1;
-	err = blue__wq_init(&qp->sq, 1, attr->cap.max_send_wr, sge, attr->cap.max_inline_data);
+	qp->sq.shm_fd = qp->rq.shm_fd = -1;
+	err = blue__wq_init(&qp->sq, 1, attr->cap.max_send_wr, sge, attr->cap.max_inline_data,
+			    pd->ctx->shared_rings);
 	if (!err)
 		err = blue__wq_init(&qp->rq, 0, attr->cap.max_recv_wr,
-				    attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1, 0);
+				    attr->cap.max_recv_sge ? attr->cap.max_recv_sge : 1, 0,
+				    pd->ctx->shared_rings);
 	if (!err) {
 		qp->sq_eng = calloc(blue_ring_size(&qp->sq.ring), sizeof(*qp->sq_eng));
 		if (!qp->sq_eng)
@@ -335,6 +338,10 @@ struct blue_qp *blue__create_gsi_qp(struct blue_pd *pd, struct blue_qp_init_attr
 		blue__logf("create_qp: the GSI (QP1) is a UD QP; qp_type %d asked",
 			   attr->qp_type);
 		errno = EINVAL;
+		return NULL;
+	}
+	if (pd && blue__local_only(pd->ctx, "the GSI (QP1)")) {
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	return qp_create(pd, attr, true);

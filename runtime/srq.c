@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runtime/verbs_ops.h"
 #include "runtime/device.h"
 #include "runtime/events.h"
 #include "runtime/log.h"
@@ -39,6 +40,11 @@ struct blue_srq *blue_create_srq(struct blue_pd *pd, struct blue_srq_attr *attr,
 		return NULL;
 	}
 	ctx = pd->ctx;
+	err = blue__local_only(ctx, "create_srq");
+	if (err) {
+		errno = err;
+		return NULL;
+	}
 	err = srq_attr_check(attr);
 	if (err) {
 		errno = err;
@@ -54,7 +60,8 @@ struct blue_srq *blue_create_srq(struct blue_pd *pd, struct blue_srq_attr *attr,
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = blue__wq_init(&srq->wq, 0, attr->max_wr, attr->max_sge ? attr->max_sge : 1, 0);
+	err = blue__wq_init(&srq->wq, 0, attr->max_wr, attr->max_sge ? attr->max_sge : 1, 0,
+			    false);
 	if (err) {
 		free(srq);
 		errno = -err;

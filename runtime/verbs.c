@@ -20,6 +20,11 @@ static void lib_progress(struct blue_context *ctx)
 	blue__progress(ctx);
 }
 
+static void lib_idle(struct blue_context *ctx)
+{
+	(void)ctx;	/* the next poll runs the engine again */
+}
+
 static void lib_kick(struct blue_context *ctx)
 {
 	(void)ctx;	/* the engine runs in this process: it sees the ring at its next pass */
@@ -28,6 +33,7 @@ static void lib_kick(struct blue_context *ctx)
 const struct blue_verbs_ops blue__lib_ops = {
 	.mode = "library",
 	.progress = lib_progress,
+	.idle = lib_idle,
 	.kick = lib_kick,
 	.close_device = blue__lib_close_device,
 	.query_device = blue__lib_query_device,

@@ -21,6 +21,8 @@ struct blue_verbs_ops {
 	const char *mode;		/* "library" or "daemon", for messages */
 	/* poll_cq: run the engine (library), or nothing: the daemon's engine runs anyway */
 	void (*progress)(struct blue_context *ctx);
+	/* poll_cq found nothing: nothing (library), or give the core to the engine */
+	void (*idle)(struct blue_context *ctx);
 	/* after post_send/post_recv published WQEs: wake an engine that sleeps */
 	void (*kick)(struct blue_context *ctx);
 	int (*close_device)(struct blue_context *ctx);

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runtime/ah.h"
 #include "runtime/aw.h"
@@ -17,7 +18,7 @@
 #include "runtime/wq.h"
 
 int blue__wq_init(struct blue_wq *wq, int is_send, uint32_t max_wr, uint32_t max_sge,
-		  uint32_t max_inline)
+		  uint32_t max_inline, bool shared)
 {
 	uint32_t size, tail;
 	int err;
@@ -33,7 +34,9 @@ int blue__wq_init(struct blue_wq *wq, int is_send, uint32_t max_wr, uint32_t max
 	}
 	/* a queue asked for 0 WRs (a receive-only QP, a QP on an SRQ) holds none, as the
 	 * kernel's drivers make it: the ring of one only keeps the code paths uniform */
-	err = blue_ring_init(&wq->ring, max_wr ? max_wr : 1, size);
+	wq->shm_fd = -1;
+	err = shared ? blue_ring_init_shared(&wq->ring, max_wr ? max_wr : 1, size, &wq->shm_fd) :
+		       blue_ring_init(&wq->ring, max_wr ? max_wr : 1, size);
 	if (err)
 		return err;
 	wq->max_wr = max_wr ? blue_ring_size(&wq->ring) : 0;
@@ -44,6 +47,9 @@ int blue__wq_init(struct blue_wq *wq, int is_send, uint32_t max_wr, uint32_t max
 
 void blue__wq_fini(struct blue_wq *wq)
 {
+	if (wq->shm_fd >= 0)
+		close(wq->shm_fd);
+	wq->shm_fd = -1;
 	blue_ring_fini(&wq->ring);
 }
 

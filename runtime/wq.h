@@ -12,6 +12,7 @@
 #ifndef BLUE_RUNTIME_WQ_H
 #define BLUE_RUNTIME_WQ_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <blue/blue.h>
 
@@ -63,6 +64,8 @@ struct blue_wq {
 	uint32_t max_wr;	/* what the application may have posted at once */
 	uint32_t max_sge;
 	uint32_t max_inline;	/* send queue only */
+	int shm_fd;		/* the ring's memfd until handed to the API side (daemon
+				 * mode, blue__wq_init @shared), else -1 */
 };
 
 /* How many more WRs may be posted: none on a queue made for 0 */
@@ -117,9 +120,12 @@ static inline int blue_wqe_is_inline(const struct blue_send_wqe *w)
 	return (w->send_flags & BLUE_SEND_INLINE) != 0;
 }
 
-/* blue__wq_init() - a queue of at least @max_wr WQEs (@is_send picks the layout). */
+/*
+ * blue__wq_init() - a queue of at least @max_wr WQEs (@is_send picks the layout); with
+ * @shared its ring is in a memfd (wq->shm_fd), for a process that maps it (daemon mode).
+ */
 int blue__wq_init(struct blue_wq *wq, int is_send, uint32_t max_wr, uint32_t max_sge,
-		  uint32_t max_inline) __attribute__((visibility("hidden")));
+		  uint32_t max_inline, bool shared) __attribute__((visibility("hidden")));
 void blue__wq_fini(struct blue_wq *wq) __attribute__((visibility("hidden")));
 
 /*

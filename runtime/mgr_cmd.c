@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: MIT
+/*
+ * blue-manager's commands: each request of mgr_proto.h carried out on the daemon's one
+ * context, with the verbs a library-mode process would call, on objects found by the
+ * session's handles. A handle of another session, of another kind or freed names
+ * nothing (EBADF). A process's PDs are its own, so the engine's PD check already keeps
+ * its QPs off every other process's MRs, and a peer's guessed rkey off them too.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "runtime/cm.h"
+#include "runtime/cq.h"
+#include "runtime/device.h"
+#include "runtime/log.h"
+#include "runtime/mgr_session.h"
+#include "runtime/mr.h"
+#include "runtime/qp.h"
+
+#define MGR_MAX_OBJS	65536	/* handles a session may hold */
+
+static const char *const type_name[] = {
+	[BLUE_MGR_OBJ_FREE] = "nothing", [BLUE_MGR_OBJ_PD] = "PD", [BLUE_MGR_OBJ_MR] = "MR",
+	[BLUE_MGR_OBJ_CQ] = "CQ", [BLUE_MGR_OBJ_QP] = "QP",
+};
+
+/* The object @h names in @ses, of @type; NULL after a message. */
+static void *obj_get(struct blue_mgr_session *ses, uint32_t h, enum blue_mgr_obj_type type)
+{
+	if (h == 0 || h > ses->nobj || ses->obj[h - 1].type != type) {
+		blue__logf("session %u: handle %u is not one of its %ss", ses->id, h,
+			   type_name[type]);
+		return NULL;
+	}
+	return ses->obj[h - 1].p;
+}
+
+/* A new handle for @p. Return: the handle, or 0 (ENOMEM, logged). */
+static uint32_t obj_put(struct blue_mgr_session *ses, enum blue_mgr_obj_type type, void *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < ses->nobj; i++)
+		if (ses->obj[i].type == BLUE_MGR_OBJ_FREE)
+			break;
+	if (i == ses->nobj) {
+		struct blue_mgr_obj *n;
+
+		if (ses->nobj >= MGR_MAX_OBJS) {
+			blue__logf("session %u: %u objects at once is the limit", ses->id,
+				   MGR_MAX_OBJS);
+			return 0;
+		}
+		n = realloc(ses->obj, (ses->nobj + 16) * sizeof(*n));
+		if (!n)
+			return 0;
+		memset(n + ses->nobj, 0, 16 * sizeof(*n));
+		ses->obj = n;
+		ses->nobj += 16;
+	}
+	ses->obj[i].type = type;
+	ses->obj[i].p = p;
+	ses->obj[i].map = NULL;
+	ses->obj[i].map_len = 0;
+	return i + 1;
+}
+
+static void obj_free(struct blue_mgr_session *ses, uint32_t h)
+{
+	struct blue_mgr_obj *o = &ses->obj[h - 1];
+
+	if (o->map)
+		munmap(o->map, o->map_len);
+	memset(o, 0, sizeof(*o));
+}
+
+static uint32_t ring_log2(const struct blue_ring *r)
+{
+	return (uint32_t)__builtin_ctz(blue_ring_size(r));
+}
+
+/* Take a ring's memfd to send: the reply carries it, then the server closes it. */
+static void hand_over(struct blue_mgr_call *c, int *fd)
+{
+	c->fds_out[c->nfds_out++] = *fd;
+	*fd = -1;
+}
+
+static int cmd_hello(struct blue_mgr_call *c)
+{
+	const struct blue_context *ctx = c->ctx;
+	struct blue_mgr_rep *r = c->rep;
+
+	if (c->req->u.hello.proto != BLUE_MGR_PROTO ||
+	    c->req->u.hello.req_size != sizeof(struct blue_mgr_req) ||
+	    c->req->u.hello.rep_size != sizeof(struct blue_mgr_rep)) {
+		blue__logf("session %u: protocol %u (messages of %u/%u bytes); this "
+			   "blue-manager speaks %u (%zu/%zu): the same libblue build on both "
+			   "sides", c->ses->id, c->req->u.hello.proto, c->req->u.hello.req_size,
+			   c->req->u.hello.rep_size, BLUE_MGR_PROTO, sizeof(struct blue_mgr_req),
+			   sizeof(struct blue_mgr_rep));
+		return EPROTO;
+	}
+	r->u.hello.proto = BLUE_MGR_PROTO;
+	r->u.hello.queue = c->queue;
+	snprintf(r->u.hello.ifname, sizeof(r->u.hello.ifname), "%s", c->ifname);
+	memcpy(r->u.hello.mac, ctx->mac, 6);
+	r->u.hello.ip = ctx->ip;
+	r->u.hello.active_mtu = ctx->active_mtu;
+	r->u.hello.link_mbps = ctx->link_mbps;
+	_Static_assert(sizeof(r->u.hello.gid) == sizeof(ctx->gid), "GID table");
+	memcpy(r->u.hello.gid, ctx->gid, sizeof(ctx->gid));
+	blue_query_device((struct blue_context *)ctx, &r->u.hello.dev);
+	c->fds_out[0] = dup(c->bell_efd);
+	c->fds_out[1] = dup(c->bell_page_fd);
+	if (c->fds_out[0] < 0 || c->fds_out[1] < 0) {
+		if (c->fds_out[0] >= 0)
+			close(c->fds_out[0]);
+		if (c->fds_out[1] >= 0)
+			close(c->fds_out[1]);
+		return EMFILE;
+	}
+	c->nfds_out = 2;
+	c->ses->hello = 1;
+	return 0;
+}
+
+static int cmd_alloc_pd(struct blue_mgr_call *c)
+{
+	struct blue_pd *pd = blue_alloc_pd(c->ctx);
+
+	if (!pd)
+		return errno;
+	c->rep->handle = obj_put(c->ses, BLUE_MGR_OBJ_PD, pd);
+	if (!c->rep->handle) {
+		blue_dealloc_pd(pd);
+		return ENOMEM;
+	}
+	return 0;
+}
+
+static int cmd_dealloc_pd(struct blue_mgr_call *c)
+{
+	struct blue_pd *pd = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_PD);
+	int err;
+
+	if (!pd)
+		return EBADF;
+	err = blue_dealloc_pd(pd);
+	if (!err)
+		obj_free(c->ses, c->req->handle);
+	return err;
+}
+
+/*
+ * Map the part of the process's memfd that holds the MR. The memfd must be sealed
+ * against shrinking (blue_buf_alloc seals it): else the process could cut it under
+ * the mapping, and the engine's next copy would fault (SIGBUS) in the daemon.
+ */
+static void *map_mr(struct blue_mgr_call *c, uint64_t off, uint64_t len, size_t *map_len,
+		    uint8_t **host)
+{
+	struct stat st;
+	uint64_t align, moff;
+	int seals;
+	void *p;
+
+	seals = fcntl(c->fd_in, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK)) {
+		blue__logf("session %u: reg_mr: the memory is not in a memfd sealed against "
+			   "shrinking (register memory from blue_buf_alloc)", c->ses->id);
+		return NULL;
+	}
+	if (fstat(c->fd_in, &st) || off > (uint64_t)st.st_size ||
+	    len > (uint64_t)st.st_size - off) {
+		blue__logf("session %u: reg_mr: %llu bytes at %llu are past the memfd's end",
+			   c->ses->id, (unsigned long long)len, (unsigned long long)off);
+		return NULL;
+	}
+	/* hugetlb memfds map in whole huge pages: st_blksize is their size */
+	align = st.st_blksize > 4096 ? (uint64_t)st.st_blksize : 4096;
+	moff = off & ~(align - 1);
+	*map_len = (size_t)((off - moff + len + align - 1) & ~(align - 1));
+	if (moff + *map_len > (uint64_t)st.st_size)
+		*map_len = (size_t)((uint64_t)st.st_size - moff);
+	p = mmap(NULL, *map_len, PROT_READ | PROT_WRITE, MAP_SHARED, c->fd_in, (off_t)moff);
+	if (p == MAP_FAILED) {
+		blue__logf("session %u: reg_mr: cannot map %zu bytes of the memfd: %s",
+			   c->ses->id, *map_len, strerror(errno));
+		return NULL;
+	}
+	*host = (uint8_t *)p + (off - moff);
+	return p;
+}
+
+static int cmd_reg_mr(struct blue_mgr_call *c)
+{
+	const typeof(c->req->u.reg_mr) *a = &c->req->u.reg_mr;
+	struct blue_pd *pd = obj_get(c->ses, a->pd, BLUE_MGR_OBJ_PD);
+	struct blue_mr *mr;
+	size_t map_len = 0;
+	uint8_t *host;
+	void *map;
+	uint32_t h;
+
+	if (!pd)
+		return EBADF;
+	if (c->fd_in < 0) {
+		blue__logf("session %u: reg_mr: no memfd came with the request", c->ses->id);
+		return EINVAL;
+	}
+	map = map_mr(c, a->fd_off, a->length, &map_len, &host);
+	if (!map)
+		return EINVAL;
+	mr = blue__reg_mr_at(pd, (void *)(uintptr_t)a->addr, a->length, a->access, host);
+	if (!mr) {
+		int err = errno;
+
+		munmap(map, map_len);
+		return err;
+	}
+	h = obj_put(c->ses, BLUE_MGR_OBJ_MR, mr);
+	if (!h) {
+		blue_dereg_mr(mr);
+		munmap(map, map_len);
+		return ENOMEM;
+	}
+	c->ses->obj[h - 1].map = map;
+	c->ses->obj[h - 1].map_len = map_len;
+	c->rep->handle = h;
+	c->rep->u.mr.lkey = mr->lkey;
+	c->rep->u.mr.rkey = mr->rkey;
+	return 0;
+}
+
+static int cmd_dereg_mr(struct blue_mgr_call *c)
+{
+	struct blue_mr *mr = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_MR);
+	int err;
+
+	if (!mr)
+		return EBADF;
+	err = blue_dereg_mr(mr);
+	if (!err)
+		obj_free(c->ses, c->req->handle);
+	return err;
+}
+
+static int cmd_create_cq(struct blue_mgr_call *c)
+{
+	struct blue_cq *cq = blue_create_cq(c->ctx, c->req->u.create_cq.cqe, NULL, NULL, 0);
+
+	if (!cq)
+		return errno;
+	c->rep->handle = obj_put(c->ses, BLUE_MGR_OBJ_CQ, cq);
+	if (!c->rep->handle) {
+		blue_destroy_cq(cq);
+		return ENOMEM;
+	}
+	c->rep->u.cq.ring.log2_size = ring_log2(&cq->ring);
+	c->rep->u.cq.ring.elem_size = cq->ring.elem_size;
+	c->rep->u.cq.cqe = cq->cqe;
+	hand_over(c, &cq->shm_fd);
+	return 0;
+}
+
+static int cmd_destroy_cq(struct blue_mgr_call *c)
+{
+	struct blue_cq *cq = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_CQ);
+	int err;
+
+	if (!cq)
+		return EBADF;
+	err = blue_destroy_cq(cq);
+	if (!err)
+		obj_free(c->ses, c->req->handle);
+	return err;
+}
+
+static int cmd_create_qp(struct blue_mgr_call *c)
+{
+	const typeof(c->req->u.create_qp) *a = &c->req->u.create_qp;
+	struct blue_pd *pd = obj_get(c->ses, a->pd, BLUE_MGR_OBJ_PD);
+	struct blue_qp_init_attr init = { 0 };
+	struct blue_qp *qp;
+
+	if (!pd)
+		return EBADF;
+	init.send_cq = obj_get(c->ses, a->send_cq, BLUE_MGR_OBJ_CQ);
+	init.recv_cq = obj_get(c->ses, a->recv_cq, BLUE_MGR_OBJ_CQ);
+	if (!init.send_cq || !init.recv_cq)
+		return EBADF;
+	if (a->qp_type != BLUE_QPT_RC && a->qp_type != BLUE_QPT_UC) {
+		blue__logf("create_qp: daemon mode serves RC and UC QPs so far (UD: "
+			   "BLUE_MODE=library)");
+		return EOPNOTSUPP;
+	}
+	init.cap = a->cap;
+	init.qp_type = (enum blue_qp_type)a->qp_type;
+	init.sq_sig_all = a->sq_sig_all;
+	qp = blue_create_qp(pd, &init);
+	if (!qp)
+		return errno;
+	c->rep->handle = obj_put(c->ses, BLUE_MGR_OBJ_QP, qp);
+	if (!c->rep->handle) {
+		blue_destroy_qp(qp);
+		return ENOMEM;
+	}
+	c->rep->u.qp.qpn = qp->qpn;
+	c->rep->u.qp.cap = init.cap;
+	c->rep->u.qp.sq.log2_size = ring_log2(&qp->sq.ring);
+	c->rep->u.qp.sq.elem_size = qp->sq.ring.elem_size;
+	c->rep->u.qp.rq.log2_size = ring_log2(&qp->rq.ring);
+	c->rep->u.qp.rq.elem_size = qp->rq.ring.elem_size;
+	c->rep->u.qp.sq_max_wr = qp->sq.max_wr;
+	c->rep->u.qp.rq_max_wr = qp->rq.max_wr;
+	hand_over(c, &qp->sq.shm_fd);
+	hand_over(c, &qp->rq.shm_fd);
+	return 0;
+}
+
+static int cmd_modify_qp(struct blue_mgr_call *c)
+{
+	struct blue_qp *qp = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_QP);
+	struct blue_qp_attr attr;
+	int err;
+
+	if (!qp)
+		return EBADF;
+	attr = c->req->u.modify_qp.attr;
+	err = blue_modify_qp(qp, &attr, c->req->u.modify_qp.mask);
+	c->rep->u.modify_qp.state = __atomic_load_n(&qp->live->state, __ATOMIC_ACQUIRE);
+	return err;
+}
+
+static int cmd_query_qp(struct blue_mgr_call *c)
+{
+	struct blue_qp *qp = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_QP);
+	int err;
+
+	if (!qp)
+		return EBADF;
+	err = blue_query_qp(qp, &c->rep->u.query_qp.attr, c->req->u.query_qp.mask,
+			    &c->rep->u.query_qp.init);
+	/* no pointer of this process goes back: the caller fills in its own */
+	c->rep->u.query_qp.init.qp_context = NULL;
+	c->rep->u.query_qp.init.send_cq = c->rep->u.query_qp.init.recv_cq = NULL;
+	c->rep->u.query_qp.init.srq = NULL;
+	return err;
+}
+
+static int cmd_destroy_qp(struct blue_mgr_call *c)
+{
+	struct blue_qp *qp = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_QP);
+	int err;
+
+	if (!qp)
+		return EBADF;
+	err = blue_destroy_qp(qp);
+	if (!err)
+		obj_free(c->ses, c->req->handle);
+	return err;
+}
+
+static int cmd_qp_policy(struct blue_mgr_call *c)
+{
+	struct blue_qp *qp = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_QP);
+
+	if (!qp)
+		return EBADF;
+	switch (c->req->op) {
+	case BLUE_MGR_SET_RETX:
+		return blue_qp_set_retx(qp, &c->req->u.retx);
+	case BLUE_MGR_QUERY_RETX:
+		return blue_qp_query_retx(qp, &c->rep->u.retx);
+	case BLUE_MGR_SET_CC:
+		return blue_qp_set_cc(qp, &c->req->u.cc);
+	default:
+		return blue_qp_query_cc(qp, &c->rep->u.cc);
+	}
+}
+
+/* The CM calls return -errno and keep their message as the CM error. */
+static int cm_result(struct blue_mgr_call *c, int ret)
+{
+	if (ret)
+		snprintf(c->rep->msg, sizeof(c->rep->msg), "%s", blue_cm_last_error());
+	return -ret;
+}
+
+static int cmd_cm_info(struct blue_mgr_call *c)
+{
+	struct blue_qp *qp = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_QP);
+
+	if (!qp)
+		return EBADF;
+	return cm_result(c, blue_cm_info_from_qp(c->ctx, qp, c->req->u.cm_info.gid_index,
+						 &c->rep->u.cm_info));
+}
+
+static int cmd_cm_connect(struct blue_mgr_call *c)
+{
+	const typeof(c->req->u.cm_connect) *a = &c->req->u.cm_connect;
+	struct blue_qp *qp = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_QP);
+
+	if (!qp)
+		return EBADF;
+	return cm_result(c, blue_cm_connect_qp(c->ctx, qp, a->psn, &a->remote,
+					       a->has_attr ? &a->attr : NULL));
+}
+
+typedef int (*mgr_cmd_fn)(struct blue_mgr_call *c);
+
+static const mgr_cmd_fn cmds[BLUE_MGR_OP_MAX] = {
+	[BLUE_MGR_HELLO] = cmd_hello,
+	[BLUE_MGR_ALLOC_PD] = cmd_alloc_pd,
+	[BLUE_MGR_DEALLOC_PD] = cmd_dealloc_pd,
+	[BLUE_MGR_REG_MR] = cmd_reg_mr,
+	[BLUE_MGR_DEREG_MR] = cmd_dereg_mr,
+	[BLUE_MGR_CREATE_CQ] = cmd_create_cq,
+	[BLUE_MGR_DESTROY_CQ] = cmd_destroy_cq,
+	[BLUE_MGR_CREATE_QP] = cmd_create_qp,
+	[BLUE_MGR_MODIFY_QP] = cmd_modify_qp,
+	[BLUE_MGR_QUERY_QP] = cmd_query_qp,
+	[BLUE_MGR_DESTROY_QP] = cmd_destroy_qp,
+	[BLUE_MGR_SET_RETX] = cmd_qp_policy,
+	[BLUE_MGR_QUERY_RETX] = cmd_qp_policy,
+	[BLUE_MGR_SET_CC] = cmd_qp_policy,
+	[BLUE_MGR_QUERY_CC] = cmd_qp_policy,
+	[BLUE_MGR_CM_INFO] = cmd_cm_info,
+	[BLUE_MGR_CM_CONNECT] = cmd_cm_connect,
+};
+
+void blue__mgr_call(struct blue_mgr_call *c)
+{
+	uint32_t op = c->req->op;
+	int err;
+
+	memset(c->rep, 0, sizeof(*c->rep));
+	c->nfds_out = 0;
+	blue__log_capture(c->rep->msg, sizeof(c->rep->msg));
+	if (op == 0 || op >= BLUE_MGR_OP_MAX || !cmds[op]) {
+		blue__logf("session %u: request %u is not one blue-manager knows", c->ses->id, op);
+		err = EOPNOTSUPP;
+	} else if (op != BLUE_MGR_HELLO && !c->ses->hello) {
+		blue__logf("session %u: request %u before HELLO", c->ses->id, op);
+		err = EPROTO;
+	} else {
+		err = cmds[op](c);
+	}
+	blue__log_capture(NULL, 0);
+	c->rep->err = err;
+	if (!err)
+		c->rep->msg[0] = 0;
+}
+
+void blue__mgr_session_drop(struct blue_context *ctx, struct blue_mgr_session *ses)
+{
+	/* what depends on others first: QPs, then MRs, CQs and PDs */
+	static const enum blue_mgr_obj_type order[] = {
+		BLUE_MGR_OBJ_QP, BLUE_MGR_OBJ_MR, BLUE_MGR_OBJ_CQ, BLUE_MGR_OBJ_PD,
+	};
+
+	(void)ctx;
+	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
+		for (uint32_t i = 0; i < ses->nobj; i++) {
+			struct blue_mgr_obj *o = &ses->obj[i];
+			int err;
+
+			if (o->type != order[k])
+				continue;
+			switch (o->type) {
+			case BLUE_MGR_OBJ_QP:
+				err = blue_destroy_qp(o->p);
+				break;
+			case BLUE_MGR_OBJ_MR:
+				err = blue_dereg_mr(o->p);
+				break;
+			case BLUE_MGR_OBJ_CQ:
+				err = blue_destroy_cq(o->p);
+				break;
+			default:
+				err = blue_dealloc_pd(o->p);
+				break;
+			}
+			if (err)
+				blue__logf("session %u: its %s would not go: %s", ses->id,
+					   type_name[o->type], strerror(err));
+			else
+				obj_free(ses, i + 1);
+		}
+	}
+	free(ses->obj);
+	ses->obj = NULL;
+	ses->nobj = 0;
+}

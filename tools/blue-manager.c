@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+/*
+ * blue-manager: the daemon of daemon mode. It owns one queue of a netdev where
+ * `bluectl attach` has run, runs the transport engine for it, and serves every libblue
+ * process of this network namespace that opens the netdev (runtime/mgr_server.c).
+ *
+ *   blue-manager -d IF [-q QUEUE] [--spin-us N | --busy] [--cpu N]
+ *
+ * It prints "blue-manager: serving IF queue Q" once it takes connections, and stops
+ * on SIGINT or SIGTERM, dropping what every process made.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime/device.h"
+#include "runtime/mgr_server.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: blue-manager -d IF [-q QUEUE] [--spin-us N | --busy] [--cpu N]\n"
+		"  -d IF         the netdev (bluectl attach IF first)\n"
+		"  -q QUEUE      its queue (default 0)\n"
+		"  --spin-us N   how long the idle engine spins before it sleeps (default 0: it sleeps\n"
+		"                at once, and the socket, the timer or a post wakes it)\n"
+		"  --busy        never sleep: lowest latency, one core kept busy\n"
+		"  --cpu N       pin the engine thread to CPU N\n");
+}
+
+static int parse_uint(const char *what, const char *s, unsigned long max, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	if (!*s || *end || errno || *out > max) {
+		fprintf(stderr, "blue-manager: %s %s is not a number 0..%lu\n", what, s, max);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "spin-us", required_argument, NULL, 's' },
+		{ "busy", no_argument, NULL, 'b' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct blue_mgr_server_cfg cfg = { .spin_us = 0 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct blue_mgr_server *srv;
+	struct blue_context *ctx;
+	unsigned long v;
+	long cpu = -1;
+	int opt, err;
+
+	while ((opt = getopt_long(argc, argv, "d:q:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			cfg.ifname = optarg;
+			break;
+		case 'q':
+			if (parse_uint("queue", optarg, 63, &v))
+				return 2;
+			cfg.queue = (unsigned int)v;
+			break;
+		case 's':
+			if (parse_uint("--spin-us", optarg, 60000000, &v))
+				return 2;
+			cfg.spin_us = (uint32_t)v;
+			break;
+		case 'b':
+			cfg.spin_us = ~0u;
+			break;
+		case 'c':
+			if (parse_uint("--cpu", optarg, CPU_SETSIZE - 1, &v))
+				return 2;
+			cpu = (long)v;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!cfg.ifname || optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET((int)cpu, &set);
+		if (sched_setaffinity(0, sizeof(set), &set)) {
+			fprintf(stderr, "blue-manager: cannot pin to CPU %ld: %s\n", cpu,
+				strerror(errno));
+			return 1;
+		}
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	ctx = blue__open_device_local(cfg.ifname, cfg.queue);	/* says why on failure */
+	if (!ctx)
+		return 1;
+	ctx->shared_rings = true;
+	srv = blue__mgr_server_open(ctx, &cfg);
+	if (!srv) {
+		blue_close_device(ctx);
+		return 1;
+	}
+	printf("blue-manager: serving %s queue %u\n", cfg.ifname, cfg.queue);
+	fflush(stdout);
+	err = blue__mgr_server_run(srv, &stop);
+	blue__mgr_server_close(srv);
+	if (ctx->timer_fd >= 0) {
+		close(ctx->timer_fd);
+		ctx->timer_fd = -1;
+	}
+	if (blue_close_device(ctx))
+		fprintf(stderr, "blue-manager: the device would not close\n");
+	return err ? 1 : 0;
+}
