@@ -714,10 +714,10 @@ struct blue_context *blue__mgr_open(const char *ifname, bool required, bool *abs
 	ctx->mgr = m;
 	ctx->slot_fd = -1;
 	ctx->timer_fd = -1;
-	blue__obs_init(ctx);
+	blue__obs_init_bare(ctx);
 	err = hello(ctx, ifname);
 	if (err) {
-		close(fd);
+			close(fd);
 		pthread_mutex_destroy(&m->lock);
 		free(m);
 		free(ctx);

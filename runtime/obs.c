@@ -76,6 +76,17 @@ void blue__obs_init(struct blue_context *ctx)
 	tune_use_local(o);
 }
 
+void blue__obs_init_bare(struct blue_context *ctx)
+{
+	struct blue_obs *o = &ctx->obs;
+
+	memset(o, 0, sizeof(*o));
+	o->ds = &o->ds_local;
+	o->diag = &o->diag_local;
+	o->tune = &tune_none;
+	o->tune_entries = 1;
+}
+
 static size_t page_round(size_t n)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);

@@ -53,6 +53,10 @@ struct blue_obs {
 /* Point @ctx's observability at its own memory (diag off). Cannot fail. */
 void blue__obs_init(struct blue_context *ctx) BLUE_OBS_HIDDEN;
 
+/* The same with no tune table and nothing to free: a context whose engine runs in
+ * blue-manager (daemon mode), where only the diag switch is read (post_send). */
+void blue__obs_init_bare(struct blue_context *ctx) BLUE_OBS_HIDDEN;
+
 /*
  * blue__obs_open() - use @queue's entry of the pinned dev_stats and the diag switch of
  * @ifname instead. Missing pins
