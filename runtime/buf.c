@@ -135,40 +135,47 @@ static int seal(int fd)
 	return fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW);
 }
 
-/* A memfd of @map_len bytes mapped shared, hugetlb when @huge (and the pool has it). */
+/*
+ * A sealed memfd of @map_len bytes (@mfd_flags: MFD_HUGETLB or 0), mapped shared with
+ * its first @len bytes faulted in. Return: the mapping with *@fd, or NULL.
+ */
+static void *memfd_map(size_t map_len, size_t len, unsigned int mfd_flags, int *fd)
+{
+	void *p = MAP_FAILED;
+
+	*fd = memfd_create("blue-buf", MFD_CLOEXEC | MFD_ALLOW_SEALING | mfd_flags);
+	if (*fd < 0)
+		return NULL;
+	if (ftruncate(*fd, (off_t)map_len) || seal(*fd) ||
+	    (p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0)) == MAP_FAILED ||
+	    populate(p, len)) {
+		if (p != MAP_FAILED)
+			munmap(p, map_len);
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
+	return p;
+}
+
+/* A memfd buffer, hugetlb when @huge (and the pool has it), listed for blue__buf_find. */
 static void *map_memfd(size_t map_len, size_t len, bool huge, unsigned int *flags)
 {
 	struct shared_buf *b = calloc(1, sizeof(*b));
-	void *p = MAP_FAILED;
+	void *p = NULL;
 	int fd = -1;
 
 	if (!b)
 		return NULL;
 	if (huge)
-		fd = memfd_create("blue-buf", MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_HUGETLB);
-	if (fd >= 0 && (ftruncate(fd, (off_t)map_len) || seal(fd) ||
-			(p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
-			MAP_FAILED || populate(p, len))) {
-		if (p != MAP_FAILED)
-			munmap(p, map_len);
-		p = MAP_FAILED;
-		close(fd);
-		fd = -1;
-	}
-	if (fd >= 0) {
+		p = memfd_map(map_len, len, MFD_HUGETLB, &fd);
+	if (p)
 		*flags = BLUE_BUF_HUGETLB;
-	} else {
-		fd = memfd_create("blue-buf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-		if (fd < 0 || ftruncate(fd, (off_t)map_len) || seal(fd) ||
-		    (p = mmap(NULL, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) ==
-		    MAP_FAILED || populate(p, len)) {
-			if (p != MAP_FAILED)
-				munmap(p, map_len);
-			if (fd >= 0)
-				close(fd);
-			free(b);
-			return NULL;
-		}
+	else
+		p = memfd_map(map_len, len, 0, &fd);
+	if (!p) {
+		free(b);
+		return NULL;
 	}
 	b->addr = p;
 	b->map_len = map_len;

@@ -258,10 +258,8 @@ struct blue_cq *blue__lib_create_cq(struct blue_context *ctx, int cqe, void *cq_
 		errno = ENOMEM;
 		return NULL;
 	}
-	cq->shm_fd = -1;
-	err = ctx->shared_rings ?
-	      blue_ring_init_shared(&cq->ring, (uint32_t)cqe, sizeof(struct blue_wc), &cq->shm_fd) :
-	      blue_ring_init(&cq->ring, (uint32_t)cqe, sizeof(struct blue_wc));
+	err = blue_ring_init_as(&cq->ring, (uint32_t)cqe, sizeof(struct blue_wc), ctx->shared_rings,
+				&cq->shm_fd);
 	if (err) {
 		free(cq);
 		errno = -err;

@@ -96,10 +96,7 @@ static int call(struct blue_context *ctx, struct blue_mgr_req *req, int fd_in,
 		m->gone = true;
 	pthread_mutex_unlock(&m->lock);
 	if (nfds)
-		*nfds = got;
-	else
-		for (int i = 0; i < got; i++)
-			close(fds[i]);
+		*nfds = got;	/* without @fds, blue__mgr_recv closed any that came */
 	if (err) {
 		blue__logf("blue-manager is gone (request %u: %s); this context can only be "
 			   "closed", req->op, strerror(-err));
@@ -481,54 +478,44 @@ static int mgr_destroy_qp(struct blue_qp *qp)
 	return 0;
 }
 
+/*
+ * A QP policy call: @in (@len bytes) into the request's body, or the reply's body out
+ * into @out. The retransmission and congestion-control settings are each one struct.
+ */
+static int qp_policy(struct blue_qp *qp, uint32_t op, const void *in, void *out, size_t len)
+{
+	struct blue_mgr_req req = req_of(op, HANDLE(mgr_qp, qp));
+	struct blue_mgr_rep rep;
+	int err;
+
+	if (!in && !out)
+		return EINVAL;
+	if (in)
+		memcpy(&req.u, in, len);
+	err = call(qp->ctx, &req, -1, &rep, NULL, NULL);
+	if (!err && out)
+		memcpy(out, &rep.u, len);
+	return err;
+}
+
 static int mgr_qp_set_retx(struct blue_qp *qp, const struct blue_retx_attr *a)
 {
-	struct blue_mgr_req req = req_of(BLUE_MGR_SET_RETX, HANDLE(mgr_qp, qp));
-	struct blue_mgr_rep rep;
-
-	if (!a)
-		return EINVAL;
-	req.u.retx = *a;
-	return call(qp->ctx, &req, -1, &rep, NULL, NULL);
+	return qp_policy(qp, BLUE_MGR_SET_RETX, a, NULL, sizeof(*a));
 }
 
 static int mgr_qp_query_retx(struct blue_qp *qp, struct blue_retx_attr *a)
 {
-	struct blue_mgr_req req = req_of(BLUE_MGR_QUERY_RETX, HANDLE(mgr_qp, qp));
-	struct blue_mgr_rep rep;
-	int err;
-
-	if (!a)
-		return EINVAL;
-	err = call(qp->ctx, &req, -1, &rep, NULL, NULL);
-	if (!err)
-		*a = rep.u.retx;
-	return err;
+	return qp_policy(qp, BLUE_MGR_QUERY_RETX, NULL, a, sizeof(*a));
 }
 
 static int mgr_qp_set_cc(struct blue_qp *qp, const struct blue_cc_params *p)
 {
-	struct blue_mgr_req req = req_of(BLUE_MGR_SET_CC, HANDLE(mgr_qp, qp));
-	struct blue_mgr_rep rep;
-
-	if (!p)
-		return EINVAL;
-	req.u.cc = *p;
-	return call(qp->ctx, &req, -1, &rep, NULL, NULL);
+	return qp_policy(qp, BLUE_MGR_SET_CC, p, NULL, sizeof(*p));
 }
 
 static int mgr_qp_query_cc(struct blue_qp *qp, struct blue_cc_params *p)
 {
-	struct blue_mgr_req req = req_of(BLUE_MGR_QUERY_CC, HANDLE(mgr_qp, qp));
-	struct blue_mgr_rep rep;
-	int err;
-
-	if (!p)
-		return EINVAL;
-	err = call(qp->ctx, &req, -1, &rep, NULL, NULL);
-	if (!err)
-		*p = rep.u.cc;
-	return err;
+	return qp_policy(qp, BLUE_MGR_QUERY_CC, NULL, p, sizeof(*p));
 }
 
 /* A CM call's result: -errno, with the daemon's message as this thread's CM error. */
@@ -562,8 +549,6 @@ static int mgr_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint3
 {
 	struct blue_mgr_req req;
 	struct blue_mgr_rep rep;
-	struct blue_qp_attr a;
-	struct blue_qp_init_attr init;
 	int err;
 
 	blue__cm_clear_error();
@@ -579,7 +564,7 @@ static int mgr_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint3
 	err = call(ctx, &req, -1, &rep, NULL, NULL);
 	/* the state it reached (RTS, or where it stopped), for the data path's copy */
 	if (err != EPIPE)
-		(void)mgr_query_qp(qp, &a, BLUE_QP_STATE, &init);
+		live_state(qp, rep.u.modify_qp.state);
 	return cm_result(err, &rep);
 }
 

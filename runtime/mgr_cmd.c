@@ -80,6 +80,43 @@ static void obj_free(struct blue_mgr_session *ses, uint32_t h)
 	memset(o, 0, sizeof(*o));
 }
 
+static int destroy_pd(void *p)
+{
+	return blue_dealloc_pd(p);
+}
+
+static int destroy_mr(void *p)
+{
+	return blue_dereg_mr(p);
+}
+
+static int destroy_cq(void *p)
+{
+	return blue_destroy_cq(p);
+}
+
+static int destroy_qp(void *p)
+{
+	return blue_destroy_qp(p);
+}
+
+/* How each kind goes: a DESTROY request, and a session that ended. */
+static int (*const destroy_fn[])(void *p) = {
+	[BLUE_MGR_OBJ_PD] = destroy_pd, [BLUE_MGR_OBJ_MR] = destroy_mr,
+	[BLUE_MGR_OBJ_CQ] = destroy_cq, [BLUE_MGR_OBJ_QP] = destroy_qp,
+};
+
+/* Destroy what handle @h names; its handle (and an MR's mapping) goes with it. */
+static int obj_destroy(struct blue_mgr_session *ses, uint32_t h)
+{
+	struct blue_mgr_obj *o = &ses->obj[h - 1];
+	int err = destroy_fn[o->type](o->p);
+
+	if (!err)
+		obj_free(ses, h);
+	return err;
+}
+
 static uint32_t ring_log2(const struct blue_ring *r)
 {
 	return (uint32_t)__builtin_ctz(blue_ring_size(r));
@@ -143,19 +180,6 @@ static int cmd_alloc_pd(struct blue_mgr_call *c)
 		return ENOMEM;
 	}
 	return 0;
-}
-
-static int cmd_dealloc_pd(struct blue_mgr_call *c)
-{
-	struct blue_pd *pd = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_PD);
-	int err;
-
-	if (!pd)
-		return EBADF;
-	err = blue_dealloc_pd(pd);
-	if (!err)
-		obj_free(c->ses, c->req->handle);
-	return err;
 }
 
 /*
@@ -239,19 +263,6 @@ static int cmd_reg_mr(struct blue_mgr_call *c)
 	return 0;
 }
 
-static int cmd_dereg_mr(struct blue_mgr_call *c)
-{
-	struct blue_mr *mr = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_MR);
-	int err;
-
-	if (!mr)
-		return EBADF;
-	err = blue_dereg_mr(mr);
-	if (!err)
-		obj_free(c->ses, c->req->handle);
-	return err;
-}
-
 static int cmd_create_cq(struct blue_mgr_call *c)
 {
 	struct blue_cq *cq = blue_create_cq(c->ctx, c->req->u.create_cq.cqe, NULL, NULL, 0);
@@ -268,19 +279,6 @@ static int cmd_create_cq(struct blue_mgr_call *c)
 	c->rep->u.cq.cqe = cq->cqe;
 	hand_over(c, &cq->shm_fd);
 	return 0;
-}
-
-static int cmd_destroy_cq(struct blue_mgr_call *c)
-{
-	struct blue_cq *cq = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_CQ);
-	int err;
-
-	if (!cq)
-		return EBADF;
-	err = blue_destroy_cq(cq);
-	if (!err)
-		obj_free(c->ses, c->req->handle);
-	return err;
 }
 
 static int cmd_create_qp(struct blue_mgr_call *c)
@@ -355,19 +353,6 @@ static int cmd_query_qp(struct blue_mgr_call *c)
 	return err;
 }
 
-static int cmd_destroy_qp(struct blue_mgr_call *c)
-{
-	struct blue_qp *qp = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_QP);
-	int err;
-
-	if (!qp)
-		return EBADF;
-	err = blue_destroy_qp(qp);
-	if (!err)
-		obj_free(c->ses, c->req->handle);
-	return err;
-}
-
 static int cmd_qp_policy(struct blue_mgr_call *c)
 {
 	struct blue_qp *qp = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_QP);
@@ -411,8 +396,36 @@ static int cmd_cm_connect(struct blue_mgr_call *c)
 
 	if (!qp)
 		return EBADF;
-	return cm_result(c, blue_cm_connect_qp(c->ctx, qp, a->psn, &a->remote,
-					       a->has_attr ? &a->attr : NULL));
+	int ret = blue_cm_connect_qp(c->ctx, qp, a->psn, &a->remote,
+				     a->has_attr ? &a->attr : NULL);
+
+	/* the state it reached (RTS, or where it stopped), as modify_qp answers */
+	c->rep->u.modify_qp.state = __atomic_load_n(&qp->live->state, __ATOMIC_ACQUIRE);
+	return cm_result(c, ret);
+}
+
+/* DEALLOC_PD, DEREG_MR, DESTROY_CQ, DESTROY_QP: the kind the request names. */
+static int cmd_destroy(struct blue_mgr_call *c)
+{
+	enum blue_mgr_obj_type type;
+
+	switch (c->req->op) {
+	case BLUE_MGR_DEALLOC_PD:
+		type = BLUE_MGR_OBJ_PD;
+		break;
+	case BLUE_MGR_DEREG_MR:
+		type = BLUE_MGR_OBJ_MR;
+		break;
+	case BLUE_MGR_DESTROY_CQ:
+		type = BLUE_MGR_OBJ_CQ;
+		break;
+	default:
+		type = BLUE_MGR_OBJ_QP;
+		break;
+	}
+	if (!obj_get(c->ses, c->req->handle, type))
+		return EBADF;
+	return obj_destroy(c->ses, c->req->handle);
 }
 
 typedef int (*mgr_cmd_fn)(struct blue_mgr_call *c);
@@ -420,15 +433,15 @@ typedef int (*mgr_cmd_fn)(struct blue_mgr_call *c);
 static const mgr_cmd_fn cmds[BLUE_MGR_OP_MAX] = {
 	[BLUE_MGR_HELLO] = cmd_hello,
 	[BLUE_MGR_ALLOC_PD] = cmd_alloc_pd,
-	[BLUE_MGR_DEALLOC_PD] = cmd_dealloc_pd,
+	[BLUE_MGR_DEALLOC_PD] = cmd_destroy,
 	[BLUE_MGR_REG_MR] = cmd_reg_mr,
-	[BLUE_MGR_DEREG_MR] = cmd_dereg_mr,
+	[BLUE_MGR_DEREG_MR] = cmd_destroy,
 	[BLUE_MGR_CREATE_CQ] = cmd_create_cq,
-	[BLUE_MGR_DESTROY_CQ] = cmd_destroy_cq,
+	[BLUE_MGR_DESTROY_CQ] = cmd_destroy,
 	[BLUE_MGR_CREATE_QP] = cmd_create_qp,
 	[BLUE_MGR_MODIFY_QP] = cmd_modify_qp,
 	[BLUE_MGR_QUERY_QP] = cmd_query_qp,
-	[BLUE_MGR_DESTROY_QP] = cmd_destroy_qp,
+	[BLUE_MGR_DESTROY_QP] = cmd_destroy,
 	[BLUE_MGR_SET_RETX] = cmd_qp_policy,
 	[BLUE_MGR_QUERY_RETX] = cmd_qp_policy,
 	[BLUE_MGR_SET_CC] = cmd_qp_policy,
@@ -470,30 +483,14 @@ void blue__mgr_session_drop(struct blue_context *ctx, struct blue_mgr_session *s
 	(void)ctx;
 	for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++) {
 		for (uint32_t i = 0; i < ses->nobj; i++) {
-			struct blue_mgr_obj *o = &ses->obj[i];
 			int err;
 
-			if (o->type != order[k])
+			if (ses->obj[i].type != order[k])
 				continue;
-			switch (o->type) {
-			case BLUE_MGR_OBJ_QP:
-				err = blue_destroy_qp(o->p);
-				break;
-			case BLUE_MGR_OBJ_MR:
-				err = blue_dereg_mr(o->p);
-				break;
-			case BLUE_MGR_OBJ_CQ:
-				err = blue_destroy_cq(o->p);
-				break;
-			default:
-				err = blue_dealloc_pd(o->p);
-				break;
-			}
+			err = obj_destroy(ses, i + 1);
 			if (err)
 				blue__logf("session %u: its %s would not go: %s", ses->id,
-					   type_name[o->type], strerror(err));
-			else
-				obj_free(ses, i + 1);
+					   type_name[order[k]], strerror(err));
 		}
 	}
 	free(ses->obj);

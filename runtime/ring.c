@@ -101,6 +101,14 @@ int blue_ring_init_shared(struct blue_ring *r, uint32_t min_count, uint32_t elem
 	return 0;
 }
 
+int blue_ring_init_as(struct blue_ring *r, uint32_t min_count, uint32_t elem_size, bool shared,
+		      int *fd)
+{
+	*fd = -1;
+	return shared ? blue_ring_init_shared(r, min_count, elem_size, fd) :
+			blue_ring_init(r, min_count, elem_size);
+}
+
 int blue_ring_map(struct blue_ring *r, int fd, uint32_t log2_size, uint32_t elem_size)
 {
 	const struct blue_ring_hdr *h;

@@ -22,6 +22,7 @@
 #ifndef BLUE_RUNTIME_RING_H
 #define BLUE_RUNTIME_RING_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -63,6 +64,13 @@ void blue_ring_fini(struct blue_ring *r);
  * Return: 0 or -errno.
  */
 int blue_ring_init_shared(struct blue_ring *r, uint32_t min_count, uint32_t elem_size, int *fd);
+
+/*
+ * blue_ring_init_as() - blue_ring_init_shared() when @shared, else blue_ring_init() with
+ * *@fd -1: the one call of a queue that may serve another process (daemon mode).
+ */
+int blue_ring_init_as(struct blue_ring *r, uint32_t min_count, uint32_t elem_size, bool shared,
+		      int *fd);
 
 /*
  * blue_ring_map() - map a block made by blue_ring_init_shared() in another process.

@@ -34,9 +34,7 @@ int blue__wq_init(struct blue_wq *wq, int is_send, uint32_t max_wr, uint32_t max
 	}
 	/* a queue asked for 0 WRs (a receive-only QP, a QP on an SRQ) holds none, as the
 	 * kernel's drivers make it: the ring of one only keeps the code paths uniform */
-	wq->shm_fd = -1;
-	err = shared ? blue_ring_init_shared(&wq->ring, max_wr ? max_wr : 1, size, &wq->shm_fd) :
-		       blue_ring_init(&wq->ring, max_wr ? max_wr : 1, size);
+	err = blue_ring_init_as(&wq->ring, max_wr ? max_wr : 1, size, shared, &wq->shm_fd);
 	if (err)
 		return err;
 	wq->max_wr = max_wr ? blue_ring_size(&wq->ring) : 0;

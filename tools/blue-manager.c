@@ -20,6 +20,7 @@
 
 #include "runtime/device.h"
 #include "runtime/mgr_server.h"
+#include "tools/common/tool_common.h"
 
 static volatile sig_atomic_t stop;
 
@@ -41,19 +42,6 @@ static void usage(FILE *f)
 		"  --cpu N       pin the engine thread to CPU N\n");
 }
 
-static int parse_uint(const char *what, const char *s, unsigned long max, unsigned long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoul(s, &end, 10);
-	if (!*s || *end || errno || *out > max) {
-		fprintf(stderr, "blue-manager: %s %s is not a number 0..%lu\n", what, s, max);
-		return -1;
-	}
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -67,7 +55,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct blue_mgr_server *srv;
 	struct blue_context *ctx;
-	unsigned long v;
+	long long v;
 	long cpu = -1;
 	int opt, err;
 
@@ -77,12 +65,12 @@ int main(int argc, char **argv)
 			cfg.ifname = optarg;
 			break;
 		case 'q':
-			if (parse_uint("queue", optarg, 63, &v))
+			if ((v = tool_num_arg("queue", optarg, 0, 63, false)) < 0)
 				return 2;
 			cfg.queue = (unsigned int)v;
 			break;
 		case 's':
-			if (parse_uint("--spin-us", optarg, 60000000, &v))
+			if ((v = tool_num_arg("--spin-us", optarg, 0, 60000000, false)) < 0)
 				return 2;
 			cfg.spin_us = (uint32_t)v;
 			break;
@@ -90,7 +78,7 @@ int main(int argc, char **argv)
 			cfg.spin_us = ~0u;
 			break;
 		case 'c':
-			if (parse_uint("--cpu", optarg, CPU_SETSIZE - 1, &v))
+			if ((v = tool_num_arg("--cpu", optarg, 0, CPU_SETSIZE - 1, false)) < 0)
 				return 2;
 			cpu = (long)v;
 			break;
