@@ -255,11 +255,11 @@ void blue__comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 	for (;;) {
 		switch (st) {
 		case BLUE_COMP_GET_WQE:
-			if (!blue_ring_count(&qp->sq.ring)) {
+			if (!blue__sq_count(qp)) {
 				st = BLUE_COMP_DONE;
 				break;
 			}
-			w = blue_sq_wqe(&qp->sq, blue_ring_cons_own(&qp->sq.ring));
+			w = blue__sq_wqe(qp, blue_ring_cons_own(&qp->sq.ring));
 			e = blue__sq_eng(qp, blue_ring_cons_own(&qp->sq.ring));
 			st = (e->state == BLUE_SWQE_SENDING || e->state == BLUE_SWQE_SENT) ?
 			     BLUE_COMP_CHECK_PSN : BLUE_COMP_DONE;
@@ -450,7 +450,7 @@ bool blue__comp_retire(struct blue_qp *qp)
 	struct blue_qp_ctx *live = qp->live;
 	struct blue_swqe_eng *e;
 
-	while (blue_ring_count(&qp->sq.ring)) {
+	while (blue__sq_count(qp)) {
 		e = blue__sq_eng(qp, blue_ring_cons_own(&qp->sq.ring));
 		if (e->state == BLUE_SWQE_ERROR) {
 			blue__qp_error(qp, "a WQE failed locally (see the line above)");

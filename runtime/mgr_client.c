@@ -434,9 +434,12 @@ static int mgr_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr
 	req.u.modify_qp.attr = *attr;
 	req.u.modify_qp.mask = attr_mask;
 	err = call(qp->ctx, &req, -1, &rep, NULL, NULL);
-	/* at RESET the daemon empties the rings: their indices are in the shared block */
-	if (err != EPIPE)
-		live_state(qp, rep.u.modify_qp.state);
+	if (err == EPIPE)
+		return err;
+	live_state(qp, rep.u.modify_qp.state);
+	/* the daemon emptied its side of the rings; ours, and the CQs we consume, here */
+	if (!err && rep.u.modify_qp.state == BLUE_QPS_RESET)
+		blue__qp_reset_rings(qp, true);
 	return err;
 }
 

@@ -480,7 +480,7 @@ int blue__progress(struct blue_context *ctx)
 		}
 		if (live->state == BLUE_QPS_ERR)
 			blue__qp_flush(qp);
-		live->outstanding = blue_ring_count(&qp->sq.ring);
+		live->outstanding = blue__sq_count(qp);
 		if (live->outstanding && live->state != BLUE_QPS_ERR)
 			sq_busy = true;
 		if (live->timer_deadline_ns && (!next || live->timer_deadline_ns < next))

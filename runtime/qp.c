@@ -264,7 +264,7 @@ static struct blue_qp *qp_create(struct blue_pd *pd, struct blue_qp_init_attr *a
 				    pd->ctx->shared_rings);
 	if (!err) {
 		qp->sq_eng = calloc(blue_ring_size(&qp->sq.ring), sizeof(*qp->sq_eng));
-		if (!qp->sq_eng)
+		if (!qp->sq_eng || blue__wq_copies_init(qp, pd->ctx->shared_rings))
 			err = -ENOMEM;
 	}
 	if (err)
@@ -321,6 +321,7 @@ fail:
 	blue__wq_fini(&qp->sq);
 	blue__wq_fini(&qp->rq);
 	free(qp->sq_eng);
+	free(qp->sq_copy);
 	free(qp->rq_copy);
 	free(qp);
 	errno = -err;
@@ -390,6 +391,7 @@ int blue__lib_destroy_qp(struct blue_qp *qp)
 	blue__wq_fini(&qp->sq);
 	blue__wq_fini(&qp->rq);
 	free(qp->sq_eng);
+	free(qp->sq_copy);
 	free(qp->rq_copy);
 	free(qp);
 	return 0;
@@ -643,11 +645,23 @@ static bool qp_to_error(struct blue_qp *qp, const char *why);
  * Back to a fresh RESET: queues emptied without completions (IBA 10.3.1), and what the
  * QP completed before gone from its CQs (blue__cq_clean).
  */
+void blue__qp_reset_rings(struct blue_qp *qp, bool clean_cqs)
+{
+	blue_ring_reset(&qp->sq.ring);
+	blue_ring_reset(&qp->rq.ring);
+	qp->sq_admit = 0;
+	if (!clean_cqs)
+		return;
+	blue__cq_clean(qp->send_cq, qp->qpn);
+	if (qp->recv_cq != qp->send_cq)
+		blue__cq_clean(qp->recv_cq, qp->qpn);
+}
+
 static void qp_reset(struct blue_qp *qp)
 {
 	live_init(qp);
-	blue_ring_reset(&qp->sq.ring);
-	blue_ring_reset(&qp->rq.ring);
+	/* blue-manager produces into CQs another process consumes: that one cleans them */
+	blue__qp_reset_rings(qp, !qp->ctx->shared_rings);
 	qp->rq_held = false;	/* a WQE held from an SRQ goes, as the QP's own do */
 	qp->last_wqe_raised = false;
 	qp->comm_est_raised = false;
@@ -658,9 +672,6 @@ static void qp_reset(struct blue_qp *qp)
 	blue__retx_reset(qp);
 	blue__cc_reset(qp);
 	blue__tune_qp_init(qp);
-	blue__cq_clean(qp->send_cq, qp->qpn);
-	if (qp->recv_cq != qp->send_cq)
-		blue__cq_clean(qp->recv_cq, qp->qpn);
 }
 
 int blue__lib_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)
@@ -867,7 +878,7 @@ int blue__sq_complete(struct blue_qp *qp, enum blue_wc_status status)
 {
 	struct blue_ring *r = &qp->sq.ring;
 	uint32_t idx = blue_ring_cons_own(r);
-	const struct blue_send_wqe *w = blue_sq_wqe(&qp->sq, idx);
+	const struct blue_send_wqe *w = blue__sq_wqe(qp, idx);
 	struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
 
 	/* an error always completes, signaled or not (as rxe and every RNIC do) */
@@ -898,7 +909,8 @@ int blue__sq_complete(struct blue_qp *qp, enum blue_wc_status status)
 
 void blue__qp_flush(struct blue_qp *qp)
 {
-	while (blue_ring_count(&qp->sq.ring)) {
+	(void)blue__sq_take(qp);	/* every WQE posted flushes, not only those seen */
+	while (blue__sq_count(qp)) {
 		const struct blue_swqe_eng *e =
 			blue__sq_eng(qp, blue_ring_cons_own(&qp->sq.ring));
 		enum blue_wc_status st = e->state == BLUE_SWQE_ERROR ?

@@ -60,11 +60,15 @@ struct blue_qp {
 	struct blue_wq rq;
 	bool rq_held;			/* a message is filling a receive WQE (rq.h) */
 	struct blue_srq *srq;		/* receives come from it (NULL: from rq) */
-	struct blue_recv_wqe *rq_copy;	/* with an SRQ: the WQE taken from it, while held */
+	struct blue_recv_wqe *rq_copy;	/* with an SRQ, or in daemon mode: the WQE taken
+					 * (copied and checked), while held (rq.c) */
 	bool last_wqe_raised;		/* QP_LAST_WQE_REACHED was raised (rq.c) */
 	bool comm_est_raised;		/* COMM_EST was raised (resp.c) */
 	unsigned int nmcast;		/* multicast groups it is attached to (mcast.c) */
 	struct blue_swqe_eng *sq_eng;	/* engine state per send-ring entry */
+	uint8_t *sq_copy;		/* daemon mode: the engine's checked copy of each
+					 * send WQE, same slots as the ring (wqe_admit.c) */
+	uint32_t sq_admit;		/* send-ring index up to which WQEs are copied */
 
 	/* transport */
 	struct blue_req req;
@@ -86,6 +90,47 @@ static inline struct blue_swqe_eng *blue__sq_eng(const struct blue_qp *qp, uint3
 	return &qp->sq_eng[idx & qp->sq.ring.mask];
 }
 
+/*
+ * The engine's view of the send queue: the WQE at ring index @idx, and where the WQEs
+ * it may read end. In library mode that is the ring itself; in daemon mode (another
+ * process writes the ring) it is the copies blue__sq_admit() checked.
+ */
+static inline const struct blue_send_wqe *blue__sq_wqe(const struct blue_qp *qp, uint32_t idx)
+{
+	if (qp->sq_copy)
+		return (const struct blue_send_wqe *)(qp->sq_copy +
+			(size_t)(idx & qp->sq.ring.mask) * qp->sq.ring.elem_size);
+	return blue_sq_wqe(&qp->sq, idx);
+}
+
+/* blue__sq_admit() - copy and check the send WQEs posted since the last call. Return: the end. */
+uint32_t blue__sq_admit(struct blue_qp *qp) __attribute__((visibility("hidden")));
+
+/*
+ * blue__wq_copies_init() - with @shared (daemon mode), the slots of the send WQE copies
+ * and the held receive WQE copy (an SRQ's QP has that one already).
+ * Return: 0 or -1 (no memory).
+ */
+int blue__wq_copies_init(struct blue_qp *qp, bool shared) __attribute__((visibility("hidden")));
+
+/* The end of what the engine may read, taking in what was posted since (the requester). */
+static inline uint32_t blue__sq_take(struct blue_qp *qp)
+{
+	return qp->sq_copy ? blue__sq_admit(qp) : blue_ring_prod_acquire(&qp->sq.ring);
+}
+
+/* The end of what the engine has taken in: any walk over sent or queued WQEs. */
+static inline uint32_t blue__sq_end(const struct blue_qp *qp)
+{
+	return qp->sq_copy ? qp->sq_admit : blue_ring_prod_acquire(&qp->sq.ring);
+}
+
+/* WQEs the engine has taken in and not completed. */
+static inline uint32_t blue__sq_count(const struct blue_qp *qp)
+{
+	return blue__sq_end(qp) - blue_ring_cons_own(&qp->sq.ring);
+}
+
 /* Packets a READ of @len bytes is answered with (IBA 9.7: each consumes a PSN). */
 static inline uint32_t blue__read_npkts(uint32_t len, uint32_t mtu)
 {
@@ -95,6 +140,14 @@ static inline uint32_t blue__read_npkts(uint32_t len, uint32_t mtu)
 /* blue__qp_pkt() - a packet to the peer with the QP's addresses, QPN and @psn filled in. */
 void blue__qp_pkt(const struct blue_qp *qp, struct blue_pkt *p, uint8_t opcode, uint32_t psn)
 	__attribute__((visibility("hidden")));
+
+/*
+ * blue__qp_reset_rings() - a move to RESET on one side of the QP's rings: this
+ * process's ring indices back to 0 and, with @clean_cqs (the CQs' consumer), the QP's
+ * completions gone from its CQs. Library mode does both at once; in daemon mode the
+ * daemon resets its side and the API side, told the QP reached RESET, does the rest.
+ */
+void blue__qp_reset_rings(struct blue_qp *qp, bool clean_cqs) __attribute__((visibility("hidden")));
 
 /*
  * blue__qp_error() - move the QP to ERROR from the engine (a retry count ran out, a

@@ -55,7 +55,7 @@ static uint32_t rd_atomic_inflight(const struct blue_qp *qp)
 	uint32_t i, n = 0;
 
 	for (i = blue_ring_cons_own(&qp->sq.ring); i != qp->req.idx; i++) {
-		uint32_t op = blue_sq_wqe(&qp->sq, i)->opcode;
+		uint32_t op = blue__sq_wqe(qp, i)->opcode;
 
 		if (blue_op_wants_resp(op))
 			n++;
@@ -297,7 +297,7 @@ static int send_pkt(struct blue_qp *qp, const struct blue_send_wqe *w, struct bl
 
 int blue__req_resend(struct blue_qp *qp, uint32_t idx, uint32_t psn, uint32_t npsn)
 {
-	const struct blue_send_wqe *w = blue_sq_wqe(&qp->sq, idx);
+	const struct blue_send_wqe *w = blue__sq_wqe(qp, idx);
 	struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
 	uint32_t mtu = blue__qp_mtu(qp), off = 0, room, fl;
 	struct blue_pkt p;
@@ -356,11 +356,11 @@ int blue__req_run(struct blue_qp *qp)
 				st = BLUE_REQ_WAIT;
 				break;
 			}
-			if (qp->req.idx == blue_ring_prod_acquire(&qp->sq.ring)) {
+			if (qp->req.idx == blue__sq_take(qp)) {
 				st = BLUE_REQ_DONE;
 				break;
 			}
-			w = blue_sq_wqe(&qp->sq, qp->req.idx);
+			w = blue__sq_wqe(qp, qp->req.idx);
 			e = blue__sq_eng(qp, qp->req.idx);
 			if (e->state == BLUE_SWQE_ERROR) {
 				st = BLUE_REQ_LOCAL_ERR;
@@ -443,7 +443,7 @@ void blue__req_rewind(struct blue_qp *qp)
 	struct blue_qp_ctx *live = qp->live;
 	uint32_t una = live->una_psn, mtu = blue__qp_mtu(qp);
 	uint32_t idx = blue_ring_cons_own(&qp->sq.ring);
-	uint32_t end = blue_ring_prod_acquire(&qp->sq.ring);
+	uint32_t end = blue__sq_end(qp);
 
 	/*
 	 * The WQE that holds una_psn: the requester resumes there. Every WQE that ever went
@@ -451,7 +451,7 @@ void blue__req_rewind(struct blue_qp *qp)
 	 * can cover WQEs sent before it and not resent since.
 	 */
 	for (; idx != end; idx++) {
-		const struct blue_send_wqe *w = blue_sq_wqe(&qp->sq, idx);
+		const struct blue_send_wqe *w = blue__sq_wqe(qp, idx);
 		struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
 		int32_t into;
 

@@ -99,7 +99,7 @@ static void sync_base(struct blue_qp *qp)
 static bool wqe_at(const struct blue_qp *qp, uint32_t psn, uint32_t *out)
 {
 	uint32_t idx = blue_ring_cons_own(&qp->sq.ring);
-	uint32_t end = blue_ring_prod_acquire(&qp->sq.ring);
+	uint32_t end = blue__sq_end(qp);
 
 	for (; idx != end; idx++) {
 		const struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
@@ -150,10 +150,10 @@ static void want(struct blue_qp *qp, uint32_t psn)
 static void executed_before(struct blue_qp *qp, uint32_t end)
 {
 	uint32_t idx = blue_ring_cons_own(&qp->sq.ring);
-	uint32_t prod = blue_ring_prod_acquire(&qp->sq.ring), psn, lo;
+	uint32_t prod = blue__sq_end(qp), psn, lo;
 
 	for (; idx != prod; idx++) {
-		const struct blue_send_wqe *w = blue_sq_wqe(&qp->sq, idx);
+		const struct blue_send_wqe *w = blue__sq_wqe(qp, idx);
 		const struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
 
 		if (e->state != BLUE_SWQE_SENDING && e->state != BLUE_SWQE_SENT)
@@ -203,7 +203,7 @@ static void hole_nak(struct blue_qp *qp, uint32_t psn, uint32_t n)
 
 	executed_before(qp, psn);
 	if (tracked(qp, held) && wqe_at(qp, held, &idx) &&
-	    !wants_response(blue_sq_wqe(&qp->sq, idx)))
+	    !wants_response(blue__sq_wqe(qp, idx)))
 		mark_rcvd(qp, held);
 	for (i = 0; i < n && i < BLUE_SR_WIN; i++)
 		want(qp, blue_psn_add(psn, i));
@@ -218,7 +218,7 @@ static void hole_nak(struct blue_qp *qp, uint32_t psn, uint32_t n)
 /* A READ response at @psn of the READ WQE at @idx. Return: false on a bad response. */
 static bool read_resp(struct blue_qp *qp, const struct blue_pkt *p, uint32_t idx)
 {
-	const struct blue_send_wqe *w = blue_sq_wqe(&qp->sq, idx);
+	const struct blue_send_wqe *w = blue__sq_wqe(qp, idx);
 	const struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
 	uint32_t mtu = blue__qp_mtu(qp), off, len, psn;
 	char why[96];
@@ -284,7 +284,7 @@ bool blue__sr_comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 		/* duplicates, late ones, and those too far ahead to track are dropped */
 		if (!tracked(qp, p->psn) || !wqe_at(qp, p->psn, &idx))
 			return true;
-		if (blue_op_is_aw(blue_sq_wqe(&qp->sq, idx)->opcode)) {
+		if (blue_op_is_aw(blue__sq_wqe(qp, idx)->opcode)) {
 			/* ATOMIC WRITE/FLUSH: a zero-length READ RESPONSE Only is their ACK */
 			if (p->opcode != BLUE_OP_RC_READ_RESPONSE_ONLY || p->payload_len)
 				return true;
@@ -294,7 +294,7 @@ bool blue__sr_comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 			advance(qp);
 			return true;
 		}
-		if (!blue_op_is_read(blue_sq_wqe(&qp->sq, idx)->opcode))
+		if (!blue_op_is_read(blue__sq_wqe(qp, idx)->opcode))
 			return true;
 		if (read_resp(qp, p, idx))
 			advance(qp);
@@ -302,12 +302,12 @@ bool blue__sr_comp_rx(struct blue_qp *qp, const struct blue_pkt *p)
 
 	case BLUE_OP_RC_ATOMIC_ACKNOWLEDGE:
 		if (!tracked(qp, p->psn) || !wqe_at(qp, p->psn, &idx) ||
-		    !blue_op_is_atomic(blue_sq_wqe(&qp->sq, idx)->opcode))
+		    !blue_op_is_atomic(blue__sq_wqe(qp, idx)->opcode))
 			return true;
 		if (!bit_get(qp->retx.req.rcvd, p->psn)) {
 			/* the original value lands in host order, as ibverbs returns it */
 			orig = p->atmack.orig;
-			if (!blue__comp_place(qp, blue_sq_wqe(&qp->sq, idx), 0, &orig,
+			if (!blue__comp_place(qp, blue__sq_wqe(qp, idx), 0, &orig,
 					      sizeof(orig), why, sizeof(why))) {
 				blue__comp_fail_wqe(qp, BLUE_WC_LOC_PROT_ERR, why);
 				return true;
@@ -331,7 +331,7 @@ static void want_wqe_from(struct blue_qp *qp, uint32_t idx, uint32_t psn)
 {
 	const struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
 
-	if (!wants_response(blue_sq_wqe(&qp->sq, idx))) {
+	if (!wants_response(blue__sq_wqe(qp, idx))) {
 		want(qp, psn);
 		return;
 	}
@@ -376,12 +376,12 @@ static int sr_resend(struct blue_qp *qp)
 	struct blue_sr_req *s = &qp->retx.req;
 	struct blue_qp_ctx *live = qp->live;
 	uint32_t idx = blue_ring_cons_own(&qp->sq.ring);
-	uint32_t prod = blue_ring_prod_acquire(&qp->sq.ring), psn, run, i;
+	uint32_t prod = blue__sq_end(qp), psn, run, i;
 	int sent = 0;
 
 	sync_base(qp);
 	for (; idx != prod; idx++) {
-		const struct blue_send_wqe *w = blue_sq_wqe(&qp->sq, idx);
+		const struct blue_send_wqe *w = blue__sq_wqe(qp, idx);
 		const struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
 
 		if (e->state != BLUE_SWQE_SENDING && e->state != BLUE_SWQE_SENT)

@@ -36,13 +36,16 @@ static enum uc_step uc_next(struct blue_qp *qp)
 
 	if (st != BLUE_QPS_RTS && !(st == BLUE_QPS_SQD && qp->req.offset))
 		return UC_STOP;
-	if (qp->req.idx == blue_ring_prod_acquire(&qp->sq.ring))
+	if (qp->req.idx == blue__sq_take(qp))
 		return UC_STOP;
 	return qp->req.offset ? UC_SEND : UC_CHECK;
 }
 
-static enum uc_step uc_check(struct blue_qp *qp, const struct blue_send_wqe *w)
+static enum uc_step uc_check(struct blue_qp *qp, const struct blue_send_wqe *w,
+			     const struct blue_swqe_eng *e)
 {
+	if (e->state == BLUE_SWQE_ERROR)	/* refused when taken in (wqe_admit.c) */
+		return UC_FAIL;
 	if (blue__wr_is_local(w->opcode))
 		return UC_LOCAL;
 	return blue__req_keys_ok(qp, w) ? UC_SEND : UC_FAIL;
@@ -132,12 +135,12 @@ int blue__req_uc_run(struct blue_qp *qp)
 		case UC_NEXT:
 			st = uc_next(qp);
 			if (st != UC_STOP) {
-				w = blue_sq_wqe(&qp->sq, qp->req.idx);
+				w = blue__sq_wqe(qp, qp->req.idx);
 				e = blue__sq_eng(qp, qp->req.idx);
 			}
 			break;
 		case UC_CHECK:
-			st = uc_check(qp, w);
+			st = uc_check(qp, w, e);
 			break;
 		case UC_LOCAL:
 			st = uc_local(qp, w, e);

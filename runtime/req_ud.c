@@ -102,8 +102,8 @@ int blue__req_ud_run(struct blue_qp *qp)
 
 	/* IBA 10.3.1: RTS sends; SQD sends nothing new, and a UD message is one packet */
 	while (live->state == BLUE_QPS_RTS &&
-	       qp->req.idx != blue_ring_prod_acquire(&qp->sq.ring)) {
-		w = blue_sq_wqe(&qp->sq, qp->req.idx);
+	       qp->req.idx != blue__sq_take(qp)) {
+		w = blue__sq_wqe(qp, qp->req.idx);
 		e = blue__sq_eng(qp, qp->req.idx);
 		/* it completes as it leaves: only with room for its completion */
 		if (!blue__cq_room(qp->send_cq))

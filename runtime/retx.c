@@ -71,7 +71,7 @@ static bool retx_busy(const struct blue_qp *qp)
 
 	if (st != BLUE_QPS_RTS && st != BLUE_QPS_SQD && st != BLUE_QPS_SQE)
 		return false;
-	return blue_ring_count(&qp->sq.ring) ||
+	return blue__sq_count(qp) ||
 	       (qp->retx.ops->resp_holds && qp->retx.ops->resp_holds(qp)) ||
 	       qp->live->una_psn != qp->req.psn_hi;
 }

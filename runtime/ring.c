@@ -147,6 +147,8 @@ int blue_ring_map(struct blue_ring *r, int fd, uint32_t log2_size, uint32_t elem
 		return err;
 	}
 	ring_set(r, p, log2_size, elem_size, len);
+	r->prod = __atomic_load_n(&h->prod, __ATOMIC_ACQUIRE);
+	r->cons = __atomic_load_n(&h->cons, __ATOMIC_ACQUIRE);
 	return 0;
 }
 

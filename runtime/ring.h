@@ -17,7 +17,10 @@
  *
  * Geometry (mask, entry size) is kept in struct blue_ring, private to the process that
  * maps the block, and never re-read from the block: the other side could scribble on
- * the header, but not make us index outside our mapping.
+ * the header, but not make us index outside our mapping. So is each side's own index
+ * (prod_own, cons_own): the block's copy is only what it tells the other side, and a
+ * count read across is clamped to the ring's size, so no lie in the header can send a
+ * walk around the ring more than once.
  */
 #ifndef BLUE_RUNTIME_RING_H
 #define BLUE_RUNTIME_RING_H
@@ -45,6 +48,8 @@ struct blue_ring {
 	uint32_t mask;
 	uint32_t elem_size;
 	size_t map_len;
+	uint32_t prod;	/* the producer's own index, when this side produces */
+	uint32_t cons;	/* the consumer's own index, when this side consumes */
 };
 
 /*
@@ -96,13 +101,13 @@ static inline void *blue_ring_elem(const struct blue_ring *r, uint32_t idx)
 /* Producer side only: its own index (only it writes it). */
 static inline uint32_t blue_ring_prod_own(const struct blue_ring *r)
 {
-	return __atomic_load_n(&r->hdr->prod, __ATOMIC_RELAXED);
+	return r->prod;
 }
 
 /* Consumer side only: its own index (only it writes it). */
 static inline uint32_t blue_ring_cons_own(const struct blue_ring *r)
 {
-	return __atomic_load_n(&r->hdr->cons, __ATOMIC_RELAXED);
+	return r->cons;
 }
 
 /* Consumer side: the producer's index; entries before it are readable. */
@@ -117,36 +122,52 @@ static inline uint32_t blue_ring_cons_acquire(const struct blue_ring *r)
 	return __atomic_load_n(&r->hdr->cons, __ATOMIC_ACQUIRE);
 }
 
-/* Producer side: free entries. */
+/*
+ * Producer side: free entries. A consumer index that claims more was consumed than was
+ * produced is a lie (another process's): no room, rather than room past the entries
+ * still unread.
+ */
 static inline uint32_t blue_ring_room(const struct blue_ring *r)
 {
-	return blue_ring_size(r) - (blue_ring_prod_own(r) - blue_ring_cons_acquire(r));
+	uint32_t used = blue_ring_prod_own(r) - blue_ring_cons_acquire(r);
+
+	return used > blue_ring_size(r) ? 0 : blue_ring_size(r) - used;
 }
 
-/* Consumer side: entries ready to consume. */
+/*
+ * Consumer side: entries ready to consume, at most the ring's size whatever the
+ * producer's index says: what a lie can cost is garbage entries, which the consumer
+ * checks anyway when they come from another process (wqe_admit.c), never a walk of 2^32.
+ */
 static inline uint32_t blue_ring_count(const struct blue_ring *r)
 {
-	return blue_ring_prod_acquire(r) - blue_ring_cons_own(r);
+	uint32_t n = blue_ring_prod_acquire(r) - blue_ring_cons_own(r);
+
+	return n > blue_ring_size(r) ? blue_ring_size(r) : n;
 }
 
 /* Producer side: hand over @n written entries (release: their bytes first). */
 static inline void blue_ring_produce(struct blue_ring *r, uint32_t n)
 {
-	__atomic_store_n(&r->hdr->prod, blue_ring_prod_own(r) + n, __ATOMIC_RELEASE);
+	r->prod += n;
+	__atomic_store_n(&r->hdr->prod, r->prod, __ATOMIC_RELEASE);
 }
 
 /* Consumer side: give back @n entries (release: we are done reading them). */
 static inline void blue_ring_consume(struct blue_ring *r, uint32_t n)
 {
-	__atomic_store_n(&r->hdr->cons, blue_ring_cons_own(r) + n, __ATOMIC_RELEASE);
+	r->cons += n;
+	__atomic_store_n(&r->hdr->cons, r->cons, __ATOMIC_RELEASE);
 }
 
 /*
  * Reset both indices to 0. Only when neither side is using the ring (a QP going to
- * RESET, under the one-thread-per-context rule).
+ * RESET, under the one-thread-per-context rule). In daemon mode each process resets
+ * its own struct: the daemon at modify_qp, the API side when the reply says RESET.
  */
 static inline void blue_ring_reset(struct blue_ring *r)
 {
+	r->prod = r->cons = 0;
 	__atomic_store_n(&r->hdr->prod, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&r->hdr->cons, 0, __ATOMIC_RELEASE);
 }

@@ -24,6 +24,11 @@ const struct blue_recv_wqe *blue__rq_begin(struct blue_qp *qp)
 	if (!blue_ring_count(rq))
 		return NULL;
 	qp->rq_held = true;
+	if (qp->sq_copy) {	/* another process writes the ring (wqe_admit.c) */
+		(void)blue__rwqe_take(qp, &qp->rq, blue_rq_wqe(&qp->rq, blue_ring_cons_own(rq)),
+				      qp->rq_copy);
+		return qp->rq_copy;
+	}
 	return blue_rq_wqe(&qp->rq, blue_ring_cons_own(rq));
 }
 
@@ -33,7 +38,7 @@ const struct blue_recv_wqe *blue__rq_cur(const struct blue_qp *qp)
 
 	if (!qp->rq_held)
 		return NULL;
-	if (qp->srq)
+	if (qp->srq || qp->sq_copy)
 		return qp->rq_copy;
 	if (!blue_ring_count(rq))
 		return NULL;

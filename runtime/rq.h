@@ -32,6 +32,16 @@ const struct blue_recv_wqe *blue__rq_cur(const struct blue_qp *qp)
 void blue__rq_end(struct blue_qp *qp) __attribute__((visibility("hidden")));
 
 /*
+ * blue__rwqe_take() - copy the receive WQE @w of @wq (a ring another process writes)
+ * into @copy and check it: SGEs within the queue's max_sge and summing to its length. A
+ * WQE that fails is logged and left with no SGEs, so the message it meets fails with a
+ * length error on that QP alone (wqe_admit.c). Return: whether it passed.
+ */
+bool blue__rwqe_take(const struct blue_qp *qp, const struct blue_wq *wq,
+		     const struct blue_recv_wqe *w, struct blue_recv_wqe *copy)
+	__attribute__((visibility("hidden")));
+
+/*
  * blue__rq_pd() - the PD a receive WQE's memory is checked against: the SRQ's for a QP
  * on an SRQ (IBA 10.2.9: its WQEs were posted there), else the QP's.
  */

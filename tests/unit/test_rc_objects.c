@@ -263,7 +263,7 @@ Test(rc_objects, ring_indices_wrap)
 	cr_assert_eq((uintptr_t)&r.hdr->cons - (uintptr_t)&r.hdr->prod, 64,
 		     "producer and consumer on separate cache lines");
 	/* start near 2^32 so the free-running indices wrap */
-	r.hdr->prod = r.hdr->cons = UINT32_MAX - 3;
+	r.hdr->prod = r.hdr->cons = r.prod = r.cons = UINT32_MAX - 3;
 	for (i = 0; i < 100; i++) {
 		cr_assert_eq(blue_ring_room(&r), 8);
 		v = i * 3;
