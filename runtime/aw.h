@@ -25,6 +25,7 @@
 #include <blue/blue.h>
 
 #include "runtime/comp.h"
+#include "runtime/mem_at.h"
 
 struct blue_qp;
 struct blue_pkt;
@@ -70,9 +71,11 @@ enum blue_comp_state blue__comp_aw_resp(struct blue_qp *qp, const struct blue_sw
  */
 bool blue__resp_aw_qp_allows(const struct blue_qp *qp, const struct blue_pkt *p)
 	__attribute__((visibility("hidden")));
-uint8_t blue__resp_aw_check(struct blue_qp *qp, const struct blue_pkt *p, void **mem,
+uint8_t blue__resp_aw_check(struct blue_qp *qp, const struct blue_pkt *p,
+			    struct blue_mem_at *mem,
 			    char *why, size_t whylen) __attribute__((visibility("hidden")));
-void blue__resp_aw_execute(struct blue_qp *qp, const struct blue_pkt *p, void *mem)
+void blue__resp_aw_execute(struct blue_qp *qp, const struct blue_pkt *p,
+			   struct blue_mem_at mem)
 	__attribute__((visibility("hidden")));
 void blue__resp_aw_dup(struct blue_qp *qp, const struct blue_pkt *p)
 	__attribute__((visibility("hidden")));

@@ -222,11 +222,15 @@ static struct blue_mr *mgr_reg_mr(struct blue_pd *pd, void *addr, size_t length,
 	uint64_t off;
 	int fd, err;
 
-	if (!addr || !length || blue__buf_find(addr, length, &fd, &off)) {
-		blue__logf("reg_mr: %p + %zu: daemon mode registers memory from blue_buf_alloc "
-			   "(blue-manager maps its memfd); other memory is not served in daemon "
-			   "mode yet (BLUE_MODE=library registers any)", addr, length);
-		return fail_null(addr && length ? EOPNOTSUPP : EINVAL);
+	if (!addr || !length) {
+		blue__logf("reg_mr: bad range %p + %zu", addr, length);
+		return fail_null(EINVAL);
+	}
+	/* blue_buf_alloc memory: its memfd, which the daemon maps; else the daemon reaches
+	 * the bytes in this process (process_vm, mem_at.h) */
+	if (blue__buf_find(addr, length, &fd, &off)) {
+		fd = -1;
+		off = 0;
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p)

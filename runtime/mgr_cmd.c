@@ -223,37 +223,63 @@ static void *map_mr(struct blue_mgr_call *c, uint64_t off, uint64_t len, size_t 
 	return p;
 }
 
+/*
+ * Memory that stays in the application (no memfd came: its heap): the engine reaches it
+ * with process_vm (mem_at.h). Its first and last byte must be readable there now.
+ */
+static int heap_mr(struct blue_mgr_call *c, struct blue_mem_at *at)
+{
+	const typeof(c->req->u.reg_mr) *a = &c->req->u.reg_mr;
+	uint8_t byte;
+	int err;
+
+	*at = (struct blue_mem_at){ .p = (uint8_t *)(uintptr_t)a->addr, .pid = c->ses->pid };
+	if (!a->length || a->addr + a->length < a->addr)
+		return EINVAL;
+	err = blue__mem_read(*at, &byte, 1);
+	if (!err)
+		err = blue__mem_read(blue_mem_off(*at, a->length - 1), &byte, 1);
+	if (err) {
+		blue__logf("reg_mr: 0x%llx + %llu is not memory of process %d that blue-manager "
+			   "can reach (%s)", (unsigned long long)a->addr,
+			   (unsigned long long)a->length, (int)c->ses->pid, strerror(-err));
+		return err == -EFAULT ? EFAULT : EPERM;
+	}
+	return 0;
+}
+
 static int cmd_reg_mr(struct blue_mgr_call *c)
 {
 	const typeof(c->req->u.reg_mr) *a = &c->req->u.reg_mr;
 	struct blue_pd *pd = obj_get(c->ses, a->pd, BLUE_MGR_OBJ_PD);
+	struct blue_mem_at at;
 	struct blue_mr *mr;
 	size_t map_len = 0;
-	uint8_t *host;
-	void *map;
+	void *map = NULL;
 	uint32_t h;
+	int err;
 
 	if (!pd)
 		return EBADF;
 	if (c->fd_in < 0) {
-		blue__logf("session %u: reg_mr: no memfd came with the request", c->ses->id);
-		return EINVAL;
+		err = heap_mr(c, &at);
+		if (err)
+			return err;
+	} else {
+		map = map_mr(c, a->fd_off, a->length, &map_len, &at.p);
+		if (!map)
+			return EINVAL;
+		at.pid = 0;
 	}
-	map = map_mr(c, a->fd_off, a->length, &map_len, &host);
-	if (!map)
-		return EINVAL;
-	mr = blue__reg_mr_at(pd, (void *)(uintptr_t)a->addr, a->length, a->access, host);
-	if (!mr) {
-		int err = errno;
-
-		munmap(map, map_len);
-		return err;
-	}
-	h = obj_put(c->ses, BLUE_MGR_OBJ_MR, mr);
+	mr = blue__reg_mr_at(pd, (void *)(uintptr_t)a->addr, a->length, a->access, at);
+	h = mr ? obj_put(c->ses, BLUE_MGR_OBJ_MR, mr) : 0;
 	if (!h) {
-		blue_dereg_mr(mr);
-		munmap(map, map_len);
-		return ENOMEM;
+		err = mr ? ENOMEM : errno;
+		if (mr)
+			blue_dereg_mr(mr);
+		if (map)
+			munmap(map, map_len);
+		return err;
 	}
 	c->ses->obj[h - 1].map = map;
 	c->ses->obj[h - 1].map_len = map_len;

@@ -31,6 +31,7 @@ const char *blue__mr_verdict_str(enum blue_mr_verdict v)
 	case BLUE_MR_BOUNDS:	return "the range is outside the MR (or the window)";
 	case BLUE_MR_PERM:	return "the MR (or the window) does not grant this access";
 	case BLUE_MR_BAD_QP:	return "the window is bound to another QP";
+	case BLUE_MR_FAULT:	return "the application no longer maps that memory";
 	}
 	return "?";
 }
@@ -137,11 +138,11 @@ static int mr_args_check(const char *who, void *addr, size_t length, unsigned in
 
 struct blue_mr *blue__lib_reg_mr(struct blue_pd *pd, void *addr, size_t length, unsigned int access)
 {
-	return blue__reg_mr_at(pd, addr, length, access, addr);
+	return blue__reg_mr_at(pd, addr, length, access, blue_mem_here(addr));
 }
 
 struct blue_mr *blue__reg_mr_at(struct blue_pd *pd, void *addr, size_t length,
-				unsigned int access, void *host)
+				unsigned int access, struct blue_mem_at at)
 {
 	struct blue_context *ctx;
 	struct blue_mr_host *mh;
@@ -169,7 +170,7 @@ struct blue_mr *blue__reg_mr_at(struct blue_pd *pd, void *addr, size_t length,
 		errno = ENOMEM;
 		return NULL;
 	}
-	mh->host = host;
+	mh->at = at;
 	mr = &mh->mr;
 	mr->context = ctx;
 	mr->pd = pd;
@@ -234,7 +235,7 @@ int blue__rereg_mr(struct blue_mr *mr, unsigned int what, struct blue_pd *pd, vo
 	pd->nmr++;
 	mr->pd = pd;
 	mr->addr = addr;
-	blue__mr_host(mr)->host = addr;	/* library mode: blue-manager serves no rereg */
+	blue__mr_host(mr)->at = blue_mem_here(addr);	/* library mode: blue-manager serves no rereg */
 	mr->length = length;
 	mr->access = access;
 	return 0;
@@ -242,7 +243,7 @@ int blue__rereg_mr(struct blue_mr *mr, unsigned int what, struct blue_pd *pd, vo
 
 enum blue_mr_verdict blue__mr_check(struct blue_context *ctx, const struct blue_pd *pd,
 				    uint32_t key, uint64_t va, uint64_t len,
-				    unsigned int need, void **host)
+				    unsigned int need, struct blue_mem_at *at)
 {
 	const struct blue_mr_table *t = &ctx->mrs;
 	uint32_t idx = blue__mr_key_index(key);
@@ -264,7 +265,7 @@ enum blue_mr_verdict blue__mr_check(struct blue_context *ctx, const struct blue_
 		return BLUE_MR_BOUNDS;
 	if ((mr->access & need) != need)
 		return BLUE_MR_PERM;
-	if (host)
-		*host = blue__mr_host(mr)->host + off;
+	if (at)
+		*at = blue_mem_off(blue__mr_host(mr)->at, off);
 	return BLUE_MR_OK;
 }

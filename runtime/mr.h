@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <blue/blue.h>
 
+#include "runtime/mem_at.h"
+
 struct blue_pd {
 	struct blue_context *ctx;
 	unsigned int nmr;	/* MRs registered in it */
@@ -49,12 +51,13 @@ int blue__key_slot(struct blue_mr_table *t, enum blue_key_kind kind, uint32_t *o
 
 /*
  * An MR as the engine holds it: the public part, whose addr is the I/O address the
- * application and its peer use, and where those bytes are in this process: addr itself,
- * or in blue-manager the daemon's mapping of the application's memfd.
+ * application and its peer use, and where those bytes are (mem_at.h): addr itself in
+ * this process; in blue-manager, the daemon's mapping of the application's memfd, or
+ * addr in the application's process for memory from its heap.
  */
 struct blue_mr_host {
 	struct blue_mr mr;
-	uint8_t *host;
+	struct blue_mem_at at;
 };
 
 static inline struct blue_mr_host *blue__mr_host(const struct blue_mr *mr)
@@ -63,11 +66,12 @@ static inline struct blue_mr_host *blue__mr_host(const struct blue_mr *mr)
 }
 
 /*
- * blue__reg_mr_at() - blue_reg_mr() of [@addr, @addr + @length) whose bytes are at @host
- * in this process. Return: the MR, or NULL with errno (after a message).
+ * blue__reg_mr_at() - blue_reg_mr() of [@addr, @addr + @length) whose bytes are at @at.
+ * Return: the MR, or NULL with errno (after a message).
  */
 struct blue_mr *blue__reg_mr_at(struct blue_pd *pd, void *addr, size_t length,
-				unsigned int access, void *host) __attribute__((visibility("hidden")));
+				unsigned int access, struct blue_mem_at at)
+	__attribute__((visibility("hidden")));
 
 /* Why an access check failed; also the text of the log line. */
 enum blue_mr_verdict {
@@ -77,6 +81,7 @@ enum blue_mr_verdict {
 	BLUE_MR_BOUNDS,		/* [va, va+len) is not inside the MR, or wraps */
 	BLUE_MR_PERM,		/* the MR lacks the access right the operation needs */
 	BLUE_MR_BAD_QP,		/* a type 2B window bound to another QP (mw.c) */
+	BLUE_MR_FAULT,		/* the application's process no longer maps the range */
 };
 
 const char *blue__mr_verdict_str(enum blue_mr_verdict v) __attribute__((visibility("hidden")));
@@ -84,7 +89,7 @@ const char *blue__mr_verdict_str(enum blue_mr_verdict v) __attribute__((visibili
 /*
  * blue__mr_check() - may @pd's QP access [@va, @va + @len) through @key with @need?
  * @need: BLUE_ACCESS_* bits the operation requires (0 for a local read).
- * @host: on success, where @va is in this process.
+ * @at:   on success (may be NULL), where the byte at @va is (mem_at.h).
  *
  * The checks of IBA 10.6 (R_Key/L_Key, PD, bounds, rights) in that order; the bounds
  * test cannot overflow however large @va and @len are. A zero @len passes the bounds
@@ -96,7 +101,7 @@ const char *blue__mr_verdict_str(enum blue_mr_verdict v) __attribute__((visibili
  */
 enum blue_mr_verdict blue__mr_check(struct blue_context *ctx, const struct blue_pd *pd,
 				    uint32_t key, uint64_t va, uint64_t len,
-				    unsigned int need, void **host)
+				    unsigned int need, struct blue_mem_at *at)
 	__attribute__((visibility("hidden")));
 
 /* What blue__rereg_mr() changes (the values of ibv_rereg_mr's IBV_REREG_MR_CHANGE_*). */

@@ -4,7 +4,8 @@
  * (scattering READ responses and atomic results) and the responder (placing SENDs and
  * WRITEs, reading READ responses) all use. Each SGE piece is translated through
  * blue__mr_check() right before it is touched, never through an address saved earlier:
- * that is what keeps a deregistered (and perhaps unmapped) region out of reach.
+ * that is what keeps a deregistered (and perhaps unmapped) region out of reach. The
+ * bytes move wherever the MR says they are (mem_at.h): here, or in the application.
  */
 #include <string.h>
 
@@ -18,7 +19,8 @@ enum blue_mr_verdict blue__copy_data(struct blue_context *ctx, const struct blue
 	uint64_t start = 0, end;
 	uint32_t i, done = 0, from, n;
 	enum blue_mr_verdict v;
-	void *host;
+	struct blue_mem_at at;
+	int err;
 
 	if (direct)
 		*direct = buf;
@@ -30,18 +32,24 @@ enum blue_mr_verdict blue__copy_data(struct blue_context *ctx, const struct blue
 		n = sge[i].length - from;
 		if (n > len - done)
 			n = len - done;
-		v = blue__mr_check(ctx, pd, sge[i].lkey, sge[i].addr + from, n, need, &host);
+		v = blue__mr_check(ctx, pd, sge[i].lkey, sge[i].addr + from, n, need, &at);
 		if (v != BLUE_MR_OK) {
 			if (bad)
 				*bad = i;
 			return v;
 		}
-		if (dir == BLUE_COPY_TO_MEM) {
-			memcpy(host, (const uint8_t *)buf + done, n);
-		} else if (direct && done == 0 && n == len) {
-			*direct = host;		/* one piece: the frame copies it from there */
+		if (dir == BLUE_COPY_FROM_MEM && direct && done == 0 && n == len && !at.pid) {
+			*direct = at.p;		/* one piece here: the frame copies it from there */
+			err = 0;
+		} else if (dir == BLUE_COPY_TO_MEM) {
+			err = blue__mem_write(at, (const uint8_t *)buf + done, n);
 		} else {
-			memcpy((uint8_t *)buf + done, host, n);
+			err = blue__mem_read(at, (uint8_t *)buf + done, n);
+		}
+		if (err) {
+			if (bad)
+				*bad = i;
+			return BLUE_MR_FAULT;
 		}
 		done += n;
 	}

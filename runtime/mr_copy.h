@@ -22,8 +22,9 @@ enum blue_copy_dir {
  * of the list @sge[0..@nsge), each SGE translated through the MR its key names, for
  * @pd's QP, with the rights @need.
  * @direct: only with BLUE_COPY_FROM_MEM, may be NULL. On success it points at the bytes:
- *          at the translated address when one SGE holds them all (nothing is copied:
- *          the caller consumes them within this engine step), else at @buf.
+ *          at the translated address when one SGE holds them all and they are in
+ *          this process (nothing is copied: the caller consumes them within this
+ *          engine step), else at @buf.
  * @bad:    on failure, the index of the SGE refused (may be NULL).
  *
  * Zero-length SGEs name no memory and are skipped unchecked (rxe does the same). A

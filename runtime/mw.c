@@ -341,13 +341,14 @@ static enum blue_mr_verdict mw_resolve(const struct blue_qp *qp, uint32_t *key, 
 }
 
 enum blue_mr_verdict blue__rkey_check(const struct blue_qp *qp, uint32_t rkey, uint64_t va,
-				      uint64_t len, unsigned int need, void **host)
+				      uint64_t len, unsigned int need,
+				      struct blue_mem_at *at)
 {
 	enum blue_mr_verdict v = mw_resolve(qp, &rkey, &va, len, &need);
 
 	if (v != BLUE_MR_OK)
 		return v;
-	return blue__mr_check(qp->ctx, qp->pd, rkey, va, len, need, host);
+	return blue__mr_check(qp->ctx, qp->pd, rkey, va, len, need, at);
 }
 
 enum blue_mr_verdict blue__copy_rkey(const struct blue_qp *qp, uint32_t rkey, uint64_t va,

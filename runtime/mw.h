@@ -77,7 +77,8 @@ int blue__mw_remote_inv(struct blue_qp *qp, uint32_t rkey)
  * Locking: the context's thread.
  */
 enum blue_mr_verdict blue__rkey_check(const struct blue_qp *qp, uint32_t rkey, uint64_t va,
-				      uint64_t len, unsigned int need, void **host)
+				      uint64_t len, unsigned int need,
+				      struct blue_mem_at *at)
 	__attribute__((visibility("hidden")));
 
 /* blue__copy_mr() through blue__rkey_check()'s resolution: the responder's copies. */

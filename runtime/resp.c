@@ -365,7 +365,7 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 	enum blue_wc_status rst = BLUE_WC_SUCCESS;
 	struct blue_resp_out *o;
 	enum blue_mr_verdict v;
-	void *mem = NULL;
+	struct blue_mem_at mem = { 0 };
 	uint64_t orig = 0;
 	char why[128] = "";
 
@@ -624,16 +624,15 @@ static void resp_one(struct blue_qp *qp, const struct blue_pkt *p, bool replay)
 				o->msn = (live->msn + 1) & BLUE_PSN_MASK;
 				res_record(qp, p, blue__read_npkts(len, mtu), 0);
 			} else if (is_atomic) {
-				uint64_t *word = mem;
-
-				if (op == BLUE_OP_RC_COMPARE_SWAP) {
-					orig = p->atmeth.compare;
-					__atomic_compare_exchange_n(word, &orig, p->atmeth.swap_add,
-								    false, __ATOMIC_SEQ_CST,
-								    __ATOMIC_SEQ_CST);
-				} else {
-					orig = __atomic_fetch_add(word, p->atmeth.swap_add,
-								  __ATOMIC_SEQ_CST);
+				if ((op == BLUE_OP_RC_COMPARE_SWAP ?
+				     blue__mem_cas(mem, p->atmeth.compare, p->atmeth.swap_add,
+						   &orig) :
+				     blue__mem_fetch_add(mem, p->atmeth.swap_add, &orig))) {
+					/* checked a moment ago; the application unmapped it since */
+					blue__logf("QP 0x%x: atomic at PSN 0x%x: the application no "
+						   "longer maps 0x%llx; nothing was changed", qp->qpn,
+						   p->psn, (unsigned long long)p->atmeth.va);
+					orig = 0;
 				}
 				res_record(qp, p, 1, orig);
 				o = out_push(qp, BLUE_OUT_ATOMIC);

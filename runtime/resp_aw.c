@@ -20,6 +20,7 @@
 
 #include "runtime/aw.h"
 #include "runtime/codec.h"
+#include "runtime/log.h"
 #include "runtime/mr.h"
 #include "runtime/mw.h"
 #include "runtime/qp.h"
@@ -44,7 +45,8 @@ bool blue__resp_aw_qp_allows(const struct blue_qp *qp, const struct blue_pkt *p)
 	return (qp->access_flags & need) == need;
 }
 
-static uint8_t atomic_write_check(struct blue_qp *qp, const struct blue_pkt *p, void **mem,
+static uint8_t atomic_write_check(struct blue_qp *qp, const struct blue_pkt *p,
+			    struct blue_mem_at *mem,
 				  char *why, size_t whylen)
 {
 	enum blue_mr_verdict v;
@@ -95,7 +97,8 @@ static uint8_t flush_check(struct blue_qp *qp, const struct blue_pkt *p, char *w
 	return 0;
 }
 
-uint8_t blue__resp_aw_check(struct blue_qp *qp, const struct blue_pkt *p, void **mem,
+uint8_t blue__resp_aw_check(struct blue_qp *qp, const struct blue_pkt *p,
+			    struct blue_mem_at *mem,
 			    char *why, size_t whylen)
 {
 	if (p->opcode == BLUE_OP_RC_ATOMIC_WRITE)
@@ -103,7 +106,8 @@ uint8_t blue__resp_aw_check(struct blue_qp *qp, const struct blue_pkt *p, void *
 	return flush_check(qp, p, why, whylen);
 }
 
-void blue__resp_aw_execute(struct blue_qp *qp, const struct blue_pkt *p, void *mem)
+void blue__resp_aw_execute(struct blue_qp *qp, const struct blue_pkt *p,
+			   struct blue_mem_at mem)
 {
 	struct blue_resp_res *res;
 	uint64_t v;
@@ -111,7 +115,10 @@ void blue__resp_aw_execute(struct blue_qp *qp, const struct blue_pkt *p, void *m
 	if (p->opcode == BLUE_OP_RC_ATOMIC_WRITE) {
 		/* the bytes as sent (rxe stores the payload's u64 unswapped), in one store */
 		memcpy(&v, p->payload, sizeof(v));
-		__atomic_store_n((uint64_t *)mem, v, __ATOMIC_SEQ_CST);
+		if (blue__mem_store64(mem, v))
+			blue__logf("QP 0x%x: ATOMIC WRITE at PSN 0x%x: the application no longer "
+				   "maps 0x%llx; nothing was written", qp->qpn, p->psn,
+				   (unsigned long long)p->reth.va);
 	} else {
 		/* GLOBAL: earlier placements are visible before we answer (see the top) */
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);

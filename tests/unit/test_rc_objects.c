@@ -208,16 +208,17 @@ Test(rc_objects, mr_access_check)
 	struct blue_mr *mr;
 	uint64_t va = (uintptr_t)buf;
 	uint32_t stale;
-	void *host = NULL;
+	struct blue_mem_at at = { 0 };
 	const unsigned int rw = BLUE_ACCESS_REMOTE_WRITE;
 
 	rc_fx_init_noqp(&fx, NULL);
 	other = blue_alloc_pd(fx.a.ctx);
 	mr = blue_reg_mr(fx.a.pd, buf, sizeof(buf), BLUE_ACCESS_LOCAL_WRITE | rw);
 	cr_assert(other && mr);
-	cr_assert_eq(blue__mr_check(fx.a.ctx, fx.a.pd, mr->rkey, va + 100, 50, rw, &host),
+	cr_assert_eq(blue__mr_check(fx.a.ctx, fx.a.pd, mr->rkey, va + 100, 50, rw, &at),
 		     BLUE_MR_OK);
-	cr_assert_eq(host, buf + 100);
+	cr_assert_eq(at.p, buf + 100);
+	cr_assert_eq(at.pid, 0, "library mode: the bytes are in this process");
 	cr_assert_eq(blue__mr_check(fx.a.ctx, fx.a.pd, mr->rkey, va, 4096, rw, NULL), BLUE_MR_OK,
 		     "the whole region");
 	cr_assert_eq(blue__mr_check(fx.a.ctx, fx.a.pd, mr->rkey, va + 4096, 0, rw, NULL),
