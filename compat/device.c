@@ -436,12 +436,6 @@ int bv_ctx_open(struct bv_context *c)
 		core->bctx = blue_open_device(c->bdev->ifname);	/* says why on failure */
 		if (!core->bctx)
 			return bv_ret(errno ?: EIO);
-		/* daemon mode serves libblue's own API so far; its message says so */
-		if (blue__local_only(core->bctx, "libibverbs programs (compat)")) {
-			blue_close_device(core->bctx);
-			core->bctx = NULL;
-			return bv_ret(EOPNOTSUPP);
-		}
 	}
 	c->bctx = core->bctx;
 	attrs_of(c->bctx, &c->attrs);

@@ -32,6 +32,7 @@
 #include "runtime/log.h"
 #include "runtime/progress.h"
 #include "runtime/thread.h"
+#include "runtime/verbs_ops.h"
 
 #define BV_NAP_US	20	/* the nap when the application is in libblue */
 #define BV_IDLE_MS	1	/* the longest sleep with nothing to do (timer granularity) */
@@ -60,7 +61,7 @@ static void idle_wait(struct bv_core *core, struct pollfd *pfd, const struct tim
 
 void bv_doorbell(struct bv_context *c)
 {
-	(void)blue__progress(c->bctx);
+	c->bctx->ops->progress(c->bctx);	/* daemon mode: post_send rang the daemon */
 }
 
 static void *progress_main(void *arg)
@@ -98,7 +99,8 @@ int bv_progress_start(struct bv_core *core)
 {
 	int err;
 
-	if (core->thread_started || !core->bctx)
+	/* in daemon mode blue-manager's engine runs anyway (ARCHITECTURE.md "Daemon mode") */
+	if (core->thread_started || !core->bctx || blue__engine_elsewhere(core->bctx))
 		return 0;
 	atomic_store(&core->stop, false);
 	err = blue_thread_start(&core->thread, progress_main, core);

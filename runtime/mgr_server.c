@@ -295,6 +295,11 @@ int blue__mgr_server_run(struct blue_mgr_server *s, volatile sig_atomic_t *stop)
 	return 0;
 }
 
+unsigned int blue__mgr_server_sessions(const struct blue_mgr_server *s)
+{
+	return s->next_id - 1;
+}
+
 void blue__mgr_server_close(struct blue_mgr_server *s)
 {
 	if (!s)

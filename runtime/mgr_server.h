@@ -38,6 +38,9 @@ struct blue_mgr_server *blue__mgr_server_open(struct blue_context *ctx,
 int blue__mgr_server_run(struct blue_mgr_server *s, volatile sig_atomic_t *stop)
 	BLUE_MGR_SRV_HIDDEN;
 
+/* How many processes connected since the server opened. */
+unsigned int blue__mgr_server_sessions(const struct blue_mgr_server *s) BLUE_MGR_SRV_HIDDEN;
+
 /* Close every connection (destroying what each made) and the socket; not the context. */
 void blue__mgr_server_close(struct blue_mgr_server *s) BLUE_MGR_SRV_HIDDEN;
 

@@ -211,6 +211,8 @@ int blue__lib_dereg_mr(struct blue_mr *mr)
 int blue__rereg_mr(struct blue_mr *mr, unsigned int what, struct blue_pd *pd, void *addr,
 		   size_t length, unsigned int access)
 {
+	if (mr && blue__local_only(mr->context, "rereg_mr"))
+		return EOPNOTSUPP;
 	if (!mr || !what || (what & ~(unsigned int)BLUE_REREG_ALL)) {
 		blue__logf("rereg_mr: %s", !mr ? "mr is NULL" : !what ? "nothing to change" :
 			   "unknown change flags");

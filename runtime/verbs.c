@@ -64,6 +64,11 @@ int blue__local_only(const struct blue_context *ctx, const char *what)
 	return EOPNOTSUPP;
 }
 
+bool blue__engine_elsewhere(const struct blue_context *ctx)
+{
+	return ctx && ctx->ops != &blue__lib_ops;
+}
+
 static void *null_arg(void)
 {
 	errno = EINVAL;

@@ -90,4 +90,11 @@ int blue__lib_cm_connect_qp(struct blue_context *ctx, struct blue_qp *qp, uint32
  */
 int blue__local_only(const struct blue_context *ctx, const char *what) BLUE_HIDDEN_OPS;
 
+/*
+ * blue__engine_elsewhere() - whether @ctx's engine runs in another process (daemon
+ * mode): then it runs whether or not this process calls in, and nothing here may drive
+ * it (compat starts no progress thread).
+ */
+bool blue__engine_elsewhere(const struct blue_context *ctx) BLUE_HIDDEN_OPS;
+
 #endif /* BLUE_RUNTIME_VERBS_OPS_H */

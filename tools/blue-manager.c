@@ -121,6 +121,7 @@ int main(int argc, char **argv)
 	printf("blue-manager: serving %s queue %u\n", cfg.ifname, cfg.queue);
 	fflush(stdout);
 	err = blue__mgr_server_run(srv, &stop);
+	printf("blue-manager: stopped; sessions served: %u\n", blue__mgr_server_sessions(srv));
 	blue__mgr_server_close(srv);
 	if (ctx->timer_fd >= 0) {
 		close(ctx->timer_fd);

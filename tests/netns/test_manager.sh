@@ -11,10 +11,11 @@
 # Run: B=build bash tests/lib/runner.sh tests/netns/test_manager.sh
 # shellcheck source=tests/lib/netns.sh
 source tests/lib/netns.sh
+# shellcheck source=tests/lib/manager.sh
+source tests/lib/manager.sh
 
 BLUECTL=$PWD/$B/bin/bluectl
 XFER=$PWD/$B/bin/blue_xfer
-MGR=$PWD/$B/bin/blue-manager
 IP_A=10.201.97.1	# servers
 IP_B=10.201.97.2	# clients
 PORT0=18710
@@ -23,17 +24,13 @@ PORT0=18710
 # NS_B IF_A IF_B MGR_A MGR_B (their PIDs) and LOGS (a directory, removed at exit).
 mgr_setup() {
 	netns_setup mgr "$IP_A" "$IP_B"
-	need_bins "$BLUECTL" "$XFER" "$MGR"
+	need_bins "$BLUECTL" "$XFER"
 	blue_attach "$NS_A" "$IF_A" || fail "attach $IF_A"
 	blue_attach "$NS_B" "$IF_B" || fail "attach $IF_B"
 	LOGS=$(mktemp -d)
 	on_exit "rm -rf $LOGS"
-	ns_bg "$NS_A" MGR_A timeout 300 "$MGR" -d "$IF_A" >"$LOGS/mgr-a" 2>&1
-	ns_bg "$NS_B" MGR_B timeout 300 "$MGR" -d "$IF_B" >"$LOGS/mgr-b" 2>&1
-	wait_for_line "$LOGS/mgr-a" "^blue-manager: serving $IF_A queue 0" 10 "$MGR_A" ||
-		{ cat "$LOGS/mgr-a"; fail "blue-manager did not start on $IF_A"; }
-	wait_for_line "$LOGS/mgr-b" "^blue-manager: serving $IF_B queue 0" 10 "$MGR_B" ||
-		{ cat "$LOGS/mgr-b"; fail "blue-manager did not start on $IF_B"; }
+	mgr_start "$NS_A" "$IF_A" MGR_A "$LOGS/mgr-a"
+	mgr_start "$NS_B" "$IF_B" MGR_B "$LOGS/mgr-b"
 }
 
 # xfer_server I: a daemon-mode blue_xfer server in NS_A on port PORT0+I; sets SPID_I.
