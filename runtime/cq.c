@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
 #include <sys/eventfd.h>
 #include <sys/timerfd.h>
 
@@ -57,38 +58,24 @@ static int epoll_add(int epfd, int fd)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
 }
 
-struct blue_comp_channel *blue_create_comp_channel(struct blue_context *ctx)
+int blue__channel_init(struct blue_comp_channel *ch, struct blue_context *ctx, int efd,
+		       bool engine)
 {
-	struct blue_comp_channel *ch;
 	int err = 0;
 
-	if (!ctx) {
-		errno = EINVAL;
-		return NULL;
-	}
-	err = blue__local_only(ctx, "create_comp_channel");
-	if (err) {
-		errno = err;
-		return NULL;
-	}
-	ch = calloc(1, sizeof(*ch));
-	if (!ch) {
-		errno = ENOMEM;
-		return NULL;
-	}
 	ch->ctx = ctx;
 	/* blocking: its flags are the verbs program's (blue__comp_channel_event_fd) */
-	ch->efd = eventfd(0, EFD_CLOEXEC);
+	ch->efd = efd >= 0 ? efd : eventfd(0, EFD_CLOEXEC);
 	ch->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (ctx->timer_fd < 0)
+	if (engine && ctx->timer_fd < 0)
 		ctx->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (ch->efd < 0 || ch->epfd < 0 || ctx->timer_fd < 0)
+	if (ch->efd < 0 || ch->epfd < 0 || (engine && ctx->timer_fd < 0))
 		err = -errno;
 	if (!err)
 		err = epoll_add(ch->epfd, ch->efd);
-	if (!err)
+	if (!err && engine)
 		err = epoll_add(ch->epfd, ctx->timer_fd);
-	if (!err)
+	if (!err && engine)
 		err = epoll_add(ch->epfd, blue_hal_sock_fd(ctx->sock));
 	if (err) {
 		blue__logf("create_comp_channel: %s", strerror(-err));
@@ -96,11 +83,28 @@ struct blue_comp_channel *blue_create_comp_channel(struct blue_context *ctx)
 			close(ch->efd);
 		if (ch->epfd >= 0)
 			close(ch->epfd);
+		return err;
+	}
+	ctx->nchannel++;
+	return 0;
+}
+
+struct blue_comp_channel *blue__lib_create_comp_channel(struct blue_context *ctx)
+{
+	struct blue_comp_channel *ch;
+	int err;
+
+	ch = calloc(1, sizeof(*ch));
+	if (!ch) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = blue__channel_init(ch, ctx, -1, true);
+	if (err) {
 		free(ch);
 		errno = -err;
 		return NULL;
 	}
-	ctx->nchannel++;
 	return ch;
 }
 
@@ -114,12 +118,10 @@ int blue__comp_channel_event_fd(struct blue_comp_channel *ch)
 	return ch ? ch->efd : -1;
 }
 
-int blue_destroy_comp_channel(struct blue_comp_channel *ch)
+int blue__lib_destroy_comp_channel(struct blue_comp_channel *ch)
 {
 	struct blue_context *ctx;
 
-	if (!ch)
-		return EINVAL;
 	if (ch->ncq) {
 		blue__logf("destroy_comp_channel: %u CQs still use it; destroy them first",
 			   ch->ncq);
@@ -192,7 +194,8 @@ static bool channel_take(struct blue_comp_channel *ch, struct blue_cq **cq, void
 	return true;
 }
 
-int blue__get_cq_event_try(struct blue_comp_channel *ch, struct blue_cq **cq, void **cq_context)
+int blue__lib_get_cq_event_try(struct blue_comp_channel *ch, struct blue_cq **cq,
+			       void **cq_context)
 {
 	if (channel_take(ch, cq, cq_context))
 		return 0;
@@ -268,6 +271,7 @@ struct blue_cq *blue__lib_create_cq(struct blue_context *ctx, int cqe, void *cq_
 	cq->ctx = ctx;
 	cq->cqe = cqe;
 	cq->cq_context = cq_context;
+	cq->notify_fd = -1;
 	cq->channel = channel;
 	if (channel)
 		channel->ncq++;
@@ -310,6 +314,8 @@ int blue__lib_destroy_cq(struct blue_cq *cq)
 	cq->ctx->ncq--;
 	if (cq->shm_fd >= 0)
 		close(cq->shm_fd);
+	if (cq->notify_fd >= 0)
+		close(cq->notify_fd);
 	blue_ring_fini(&cq->ring);
 	free(cq);
 	return 0;
@@ -318,6 +324,30 @@ int blue__lib_destroy_cq(struct blue_cq *cq)
 uint32_t blue__cq_room(const struct blue_cq *cq)
 {
 	return blue_ring_room(&cq->ring);
+}
+
+/*
+ * The CQ's channel is in the application (daemon mode): it armed in the ring's header;
+ * the first completion that meets the arming disarms it, counts an event there and
+ * writes the application's eventfd (mgr_client.c takes it).
+ */
+static int notify_far(struct blue_cq *cq, const struct blue_wc *wc, bool solicited)
+{
+	struct blue_ring_hdr *h = cq->ring.hdr;
+	uint32_t arm = __atomic_load_n(&h->arm, __ATOMIC_ACQUIRE);
+	uint8_t one = 1;
+
+	if (!arm || (arm == BLUE_RING_ARM_SOLICITED && !solicited &&
+		     wc->status == BLUE_WC_SUCCESS))
+		return 0;
+	if (!__atomic_compare_exchange_n(&h->arm, &arm, 0, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return 0;	/* the application changed it meanwhile: its next arming */
+	__atomic_fetch_add(&h->events, 1, __ATOMIC_RELEASE);
+	/* a datagram socket, and MSG_DONTWAIT whatever its flags: no process can make the
+	 * engine wait here (full: it is readable already) */
+	(void)send(cq->notify_fd, &one, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+	return 0;
 }
 
 int blue__cq_push(struct blue_cq *cq, const struct blue_wc *wc, bool solicited)
@@ -329,6 +359,8 @@ int blue__cq_push(struct blue_cq *cq, const struct blue_wc *wc, bool solicited)
 		return -ENOSPC;
 	memcpy(blue_ring_elem(&cq->ring, blue_ring_prod_own(&cq->ring)), wc, sizeof(*wc));
 	blue_ring_produce(&cq->ring, 1);
+	if (cq->notify_fd >= 0)
+		return notify_far(cq, wc, solicited);
 	/* as ibv_req_notify_cq(3): one event per arming */
 	if (cq->armed && ch &&
 	    (!cq->solicited_only || solicited || wc->status != BLUE_WC_SUCCESS)) {
@@ -400,10 +432,8 @@ int blue__cq_resize(struct blue_cq *cq, int cqe, uint32_t held)
 	return 0;
 }
 
-int blue_req_notify_cq(struct blue_cq *cq, int solicited_only)
+int blue__lib_req_notify_cq(struct blue_cq *cq, int solicited_only)
 {
-	if (!cq)
-		return EINVAL;
 	if (!cq->channel) {
 		blue__logf("req_notify_cq: the CQ has no completion channel to notify");
 		return EINVAL;

@@ -42,6 +42,10 @@ struct blue_cq {
 	struct blue_cq *ev_next;
 	unsigned int events_got;	/* blue_get_cq_event() returned it */
 	unsigned int events_acked;	/* blue_ack_cq_events() */
+	/* daemon mode, the CQ's channel is in the application: arming is in the ring's
+	 * header (arm, events), and an event is a datagram on the application's socket */
+	int notify_fd;
+	uint32_t events_seen;		/* the API side: the header's events it has taken */
 };
 
 /*
@@ -97,6 +101,15 @@ void blue__channels_timer(struct blue_context *ctx, uint64_t deadline_ns)
  */
 int blue__get_cq_event_try(struct blue_comp_channel *ch, struct blue_cq **cq, void **cq_context)
 	__attribute__((visibility("hidden")));
+
+/*
+ * blue__channel_init() - @ch's event fd (@efd, or a new eventfd for -1) and the epoll fd
+ * a libblue application polls; with @engine (library mode) the epoll set also holds
+ * what wakes this process's engine (the engine's timer, the HAL socket).
+ * Return: 0 or -errno (after a message; @efd is closed).
+ */
+int blue__channel_init(struct blue_comp_channel *ch, struct blue_context *ctx, int efd,
+		       bool engine) __attribute__((visibility("hidden")));
 
 /*
  * blue__comp_channel_event_fd() - the channel's eventfd, readable only while an event is

@@ -12,6 +12,7 @@
  * moves to ERROR need no copy here, since posting in ERROR is allowed (it flushes).
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -56,6 +57,18 @@ struct mgr_mr {
 struct mgr_cq {
 	struct blue_cq cq;
 	uint32_t h;
+	struct mgr_cq *ch_next;		/* among its channel's CQs */
+};
+
+/*
+ * A completion channel: its eventfd goes to the daemon with each CQ made on it, and the
+ * daemon writes it when an armed CQ completes (cq.c notify_far); which CQ it was is in
+ * each CQ's ring header (events against events_seen).
+ */
+struct mgr_channel {
+	struct blue_comp_channel ch;	/* ch.efd: the read end */
+	int peer;			/* the other end: the daemon gets a copy per CQ */
+	struct mgr_cq *cqs;
 };
 
 struct mgr_qp {
@@ -291,16 +304,16 @@ static struct blue_cq *mgr_create_cq(struct blue_context *ctx, int cqe, void *cq
 	int fds[BLUE_MGR_MAX_FDS], nfds, err;
 
 	(void)comp_vector;
-	if (channel) {
-		blue__logf("create_cq: completion channels (event mode) are not served in "
-			   "daemon mode yet: poll the CQ");
-		return fail_null(EOPNOTSUPP);
+	if (channel && channel->ctx != ctx) {
+		blue__logf("create_cq: the channel is of another device context");
+		return fail_null(EINVAL);
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return fail_null(ENOMEM);
 	req.u.create_cq.cqe = cqe;
-	err = call(ctx, &req, -1, &rep, fds, &nfds);
+	err = call(ctx, &req, channel ? ((struct mgr_channel *)channel)->peer : -1, &rep, fds,
+		   &nfds);
 	if (!err && nfds != 1)
 		err = EPROTO;
 	if (!err)
@@ -317,8 +330,18 @@ static struct blue_cq *mgr_create_cq(struct blue_context *ctx, int cqe, void *cq
 	p->h = rep.handle;
 	p->cq.ctx = ctx;
 	p->cq.shm_fd = -1;
+	p->cq.notify_fd = -1;
 	p->cq.cqe = rep.u.cq.cqe;
 	p->cq.cq_context = cq_context;
+	if (channel) {
+		struct mgr_channel *mc = (struct mgr_channel *)channel;
+
+		p->cq.channel = channel;
+		p->cq.events_seen = __atomic_load_n(&p->cq.ring.hdr->events, __ATOMIC_ACQUIRE);
+		p->ch_next = mc->cqs;
+		mc->cqs = p;
+		channel->ncq++;
+	}
 	ctx->ncq++;
 	return &p->cq;
 }
@@ -332,9 +355,114 @@ static int mgr_destroy_cq(struct blue_cq *cq)
 
 	if (err)
 		return err;
+	if (cq->channel) {
+		struct mgr_channel *mc = (struct mgr_channel *)cq->channel;
+		struct mgr_cq **pp = &mc->cqs;
+
+		while (*pp && &(*pp)->cq != cq)
+			pp = &(*pp)->ch_next;
+		if (*pp)
+			*pp = (*pp)->ch_next;
+		cq->channel->ncq--;
+	}
 	blue_ring_fini(&cq->ring);
 	ctx->ncq--;
 	free(cq);
+	return 0;
+}
+
+static struct blue_comp_channel *mgr_create_comp_channel(struct blue_context *ctx)
+{
+	struct mgr_channel *mc = calloc(1, sizeof(*mc));
+	int sv[2], err;
+
+	if (!mc)
+		return fail_null(ENOMEM);
+	/*
+	 * A datagram socket pair rather than an eventfd: the daemon sends each event with
+	 * MSG_DONTWAIT, which no flag or count this process sets can turn into a wait.
+	 * Readable while events wait, as the kernel's channel fd is.
+	 */
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv)) {
+		err = errno;
+		blue__logf("create_comp_channel: socketpair: %s", strerror(err));
+		free(mc);
+		return fail_null(err);
+	}
+	/* no engine here: the channel's epoll set is its read end alone */
+	err = blue__channel_init(&mc->ch, ctx, sv[0], false);
+	if (err) {
+		close(sv[1]);
+		free(mc);
+		return fail_null(-err);
+	}
+	mc->peer = sv[1];
+	return &mc->ch;
+}
+
+static int mgr_destroy_comp_channel(struct blue_comp_channel *ch)
+{
+	int peer = ((struct mgr_channel *)ch)->peer;
+	int err = blue__lib_destroy_comp_channel(ch);	/* the fds, the memory (mc) */
+
+	if (!err)
+		close(peer);
+	return err;
+}
+
+static int mgr_req_notify_cq(struct blue_cq *cq, int solicited_only)
+{
+	if (!cq->channel) {
+		blue__logf("req_notify_cq: the CQ has no completion channel to notify");
+		return EINVAL;
+	}
+	__atomic_store_n(&cq->ring.hdr->arm,
+			 solicited_only ? BLUE_RING_ARM_SOLICITED : BLUE_RING_ARM_ANY,
+			 __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Take every datagram the channel holds, without blocking. */
+static void efd_drain(int fd)
+{
+	uint8_t b[64];
+
+	while (recv(fd, b, sizeof(b), MSG_DONTWAIT) > 0)
+		;
+}
+
+/*
+ * The first CQ of @ch with an event not taken. The eventfd is reset first and set again
+ * while another CQ still has one, so that it stays readable exactly while events wait.
+ */
+static int mgr_get_cq_event_try(struct blue_comp_channel *ch, struct blue_cq **cq,
+				void **cq_context)
+{
+	struct mgr_channel *mc = (struct mgr_channel *)ch;
+	struct blue_cq *got = NULL;
+	uint8_t one = 1;
+	bool more = false;
+
+	efd_drain(ch->efd);
+	for (struct mgr_cq *p = mc->cqs; p; p = p->ch_next) {
+		uint32_t ev = __atomic_load_n(&p->cq.ring.hdr->events, __ATOMIC_ACQUIRE);
+
+		if (ev == p->cq.events_seen)
+			continue;
+		if (got) {
+			more = true;
+			break;
+		}
+		p->cq.events_seen = ev;	/* several raised since: one event, as ev_queued */
+		got = &p->cq;
+	}
+	if (more)	/* readable again: the next take finds it */
+		(void)send(mc->peer, &one, 1, MSG_DONTWAIT);
+	if (!got)
+		return -EAGAIN;
+	got->events_got++;
+	*cq = got;
+	*cq_context = got->cq_context;
 	return 0;
 }
 
@@ -588,6 +716,10 @@ static const struct blue_verbs_ops mgr_ops = {
 	.dereg_mr = mgr_dereg_mr,
 	.create_cq = mgr_create_cq,
 	.destroy_cq = mgr_destroy_cq,
+	.create_comp_channel = mgr_create_comp_channel,
+	.destroy_comp_channel = mgr_destroy_comp_channel,
+	.req_notify_cq = mgr_req_notify_cq,
+	.get_cq_event_try = mgr_get_cq_event_try,
 	.create_qp = mgr_create_qp,
 	.modify_qp = mgr_modify_qp,
 	.query_qp = mgr_query_qp,

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "runtime/cm.h"
@@ -295,6 +296,20 @@ static int cmd_create_cq(struct blue_mgr_call *c)
 
 	if (!cq)
 		return errno;
+	/* made on a channel: its socket came along; events go to it (cq.c notify_far) */
+	if (c->fd_in >= 0) {
+		int type = 0;
+		socklen_t len = sizeof(type);
+
+		if (getsockopt(c->fd_in, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_DGRAM) {
+			blue__logf("session %u: create_cq: the channel descriptor is not a datagram "
+				   "socket", c->ses->id);
+			blue_destroy_cq(cq);
+			return EINVAL;
+		}
+		cq->notify_fd = c->fd_in;
+		c->fd_in = -1;
+	}
 	c->rep->handle = obj_put(c->ses, BLUE_MGR_OBJ_CQ, cq);
 	if (!c->rep->handle) {
 		blue_destroy_cq(cq);

@@ -38,7 +38,17 @@ struct blue_ring_hdr {
 	/* for a daemon that maps the block: what the creator laid out */
 	uint32_t log2_size __attribute__((aligned(BLUE_CACHELINE)));
 	uint32_t elem_size;
+	/*
+	 * A CQ's events when the consumer is another process (daemon mode, cq.c): the
+	 * consumer arms (BLUE_RING_ARM_*), the producer disarms as it raises an event
+	 * and counts it in @events.
+	 */
+	uint32_t arm;
+	uint32_t events;
 };
+
+#define BLUE_RING_ARM_ANY	1u	/* the next completion raises an event */
+#define BLUE_RING_ARM_SOLICITED	2u	/* the next solicited (or failed) one does */
 
 _Static_assert(sizeof(struct blue_ring_hdr) == 3 * BLUE_CACHELINE, "ring header layout");
 

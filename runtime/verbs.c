@@ -42,6 +42,10 @@ const struct blue_verbs_ops blue__lib_ops = {
 	.reg_mr = blue__lib_reg_mr,
 	.dereg_mr = blue__lib_dereg_mr,
 	.create_cq = blue__lib_create_cq,
+	.create_comp_channel = blue__lib_create_comp_channel,
+	.destroy_comp_channel = blue__lib_destroy_comp_channel,
+	.req_notify_cq = blue__lib_req_notify_cq,
+	.get_cq_event_try = blue__lib_get_cq_event_try,
 	.destroy_cq = blue__lib_destroy_cq,
 	.create_qp = blue__lib_create_qp,
 	.modify_qp = blue__lib_modify_qp,
@@ -103,6 +107,26 @@ struct blue_mr *blue_reg_mr(struct blue_pd *pd, void *addr, size_t length, unsig
 int blue_dereg_mr(struct blue_mr *mr)
 {
 	return mr ? mr->context->ops->dereg_mr(mr) : EINVAL;
+}
+
+struct blue_comp_channel *blue_create_comp_channel(struct blue_context *ctx)
+{
+	return ctx ? ctx->ops->create_comp_channel(ctx) : null_arg();
+}
+
+int blue_destroy_comp_channel(struct blue_comp_channel *ch)
+{
+	return ch ? ch->ctx->ops->destroy_comp_channel(ch) : EINVAL;
+}
+
+int blue_req_notify_cq(struct blue_cq *cq, int solicited_only)
+{
+	return cq ? cq->ctx->ops->req_notify_cq(cq, solicited_only) : EINVAL;
+}
+
+int blue__get_cq_event_try(struct blue_comp_channel *ch, struct blue_cq **cq, void **cq_context)
+{
+	return ch->ctx->ops->get_cq_event_try(ch, cq, cq_context);
 }
 
 struct blue_cq *blue_create_cq(struct blue_context *ctx, int cqe, void *cq_context,

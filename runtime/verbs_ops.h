@@ -35,6 +35,12 @@ struct blue_verbs_ops {
 	struct blue_cq *(*create_cq)(struct blue_context *ctx, int cqe, void *cq_context,
 				     struct blue_comp_channel *channel, int comp_vector);
 	int (*destroy_cq)(struct blue_cq *cq);
+	/* event mode: the channel, arming a CQ, and one non-blocking take of an event */
+	struct blue_comp_channel *(*create_comp_channel)(struct blue_context *ctx);
+	int (*destroy_comp_channel)(struct blue_comp_channel *ch);
+	int (*req_notify_cq)(struct blue_cq *cq, int solicited_only);
+	int (*get_cq_event_try)(struct blue_comp_channel *ch, struct blue_cq **cq,
+				void **cq_context);
 	struct blue_qp *(*create_qp)(struct blue_pd *pd, struct blue_qp_init_attr *attr);
 	int (*modify_qp)(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask);
 	int (*query_qp)(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask,
@@ -67,6 +73,11 @@ struct blue_cq *blue__lib_create_cq(struct blue_context *ctx, int cqe, void *cq_
 				    struct blue_comp_channel *channel, int comp_vector)
 	BLUE_HIDDEN_OPS;
 int blue__lib_destroy_cq(struct blue_cq *cq) BLUE_HIDDEN_OPS;
+struct blue_comp_channel *blue__lib_create_comp_channel(struct blue_context *ctx) BLUE_HIDDEN_OPS;
+int blue__lib_destroy_comp_channel(struct blue_comp_channel *ch) BLUE_HIDDEN_OPS;
+int blue__lib_req_notify_cq(struct blue_cq *cq, int solicited_only) BLUE_HIDDEN_OPS;
+int blue__lib_get_cq_event_try(struct blue_comp_channel *ch, struct blue_cq **cq,
+			       void **cq_context) BLUE_HIDDEN_OPS;
 struct blue_qp *blue__lib_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *attr)
 	BLUE_HIDDEN_OPS;
 int blue__lib_modify_qp(struct blue_qp *qp, struct blue_qp_attr *attr, int attr_mask)

@@ -6,8 +6,9 @@
 # (posix_memalign, malloc), which the engine reaches with process_vm. No progress thread
 # runs in the programs: the daemon's engine answers perftest's servers while they sleep
 # in a TCP read. Each run passes on both exit statuses and the tool's own report; the
-# pingpong also checks every byte it receives (-c). Then two processes per namespace at
-# once, MPI-style: two ib_write_bw pairs and an rc_pingpong pair on one queue each end.
+# pingpong also checks every byte it receives (-c), polling and in event mode (-e). Then
+# three processes per namespace at once, MPI-style: two ib_write_bw pairs and an
+# rc_pingpong pair on one queue each end.
 # Run: B=build bash tests/lib/runner.sh tests/compat/test_compat_daemon.sh
 # shellcheck source=tests/lib/netns.sh
 source tests/lib/netns.sh
@@ -118,6 +119,18 @@ test_daemon_rc_pingpong_checked() {
 	cd_done pp
 	compat_pingpong_check "$LOGS/pp.srv" 200 4096 || fail "server summary"
 	compat_pingpong_check "$LOGS/pp.cli" 200 4096 || fail "client summary"
+	cd_served_by_daemons
+}
+
+# ibv_rc_pingpong -e: completion channels, the daemon raising each event on the socket
+# the program's channel handed it, the program asleep in ibv_get_cq_event between them.
+test_daemon_rc_pingpong_events() {
+	cd_setup
+	cd_server ev ibv_rc_pingpong 18730 -g 1 -p 18730 -s 4096 -n 200 -e -c
+	cd_client ev ibv_rc_pingpong -g 1 -p 18730 -s 4096 -n 200 -e -c
+	cd_done ev
+	compat_pingpong_check "$LOGS/ev.srv" 200 4096 || fail "server summary"
+	compat_pingpong_check "$LOGS/ev.cli" 200 4096 || fail "client summary"
 	cd_served_by_daemons
 }
 
