@@ -57,11 +57,14 @@ struct blue_neigh {
 struct blue_qp;
 struct blue_verbs_ops;
 struct blue_mgr_client;
+struct blue_tenant_table;
 
 struct blue_context {
 	const struct blue_verbs_ops *ops;	/* library or daemon mode (verbs_ops.h) */
 	struct blue_mgr_client *mgr;	/* daemon mode: the channel to blue-manager */
 	bool shared_rings;		/* blue-manager's: QP and CQ rings in memfds */
+	struct blue_tenant_table *tenants;	/* blue-manager's: transmit classes and
+						 * rates (progress.c); NULL in library mode */
 	struct blue_hal *hal;
 	bool owns_hal;			/* opened by blue_open_device(): destroy on close */
 	struct blue_hal_sock *sock;	/* every QP of this context is flow-bound to it */

@@ -107,15 +107,41 @@ static int (*const destroy_fn[])(void *p) = {
 	[BLUE_MGR_OBJ_CQ] = destroy_cq, [BLUE_MGR_OBJ_QP] = destroy_qp,
 };
 
-/* Destroy what handle @h names; its handle (and an MR's mapping) goes with it. */
+/* The quota an object kind counts against; PDs count against none. */
+static bool quota_of(enum blue_mgr_obj_type type, enum blue_quota *q)
+{
+	switch (type) {
+	case BLUE_MGR_OBJ_QP:	*q = BLUE_QUOTA_QP; return true;
+	case BLUE_MGR_OBJ_MR:	*q = BLUE_QUOTA_MR; return true;
+	case BLUE_MGR_OBJ_CQ:	*q = BLUE_QUOTA_CQ; return true;
+	default:		return false;
+	}
+}
+
+/*
+ * Destroy what handle @h names; its handle (and an MR's mapping) goes with it, and its
+ * tenant gets the quota back.
+ */
 static int obj_destroy(struct blue_mgr_session *ses, uint32_t h)
 {
 	struct blue_mgr_obj *o = &ses->obj[h - 1];
-	int err = destroy_fn[o->type](o->p);
+	uint64_t bytes = o->type == BLUE_MGR_OBJ_MR ? ((struct blue_mr *)o->p)->length : 0;
+	enum blue_mgr_obj_type type = o->type;
+	enum blue_quota q;
+	int err = destroy_fn[type](o->p);
 
-	if (!err)
-		obj_free(ses, h);
-	return err;
+	if (err)
+		return err;
+	obj_free(ses, h);
+	if (ses->tenant && quota_of(type, &q))
+		blue__tenant_uncharge(ses->tenant, q, bytes);
+	return 0;
+}
+
+/* Count a new object against the session's tenant. Return: 0 or EDQUOT (logged). */
+static int charge(struct blue_mgr_call *c, enum blue_quota q, uint64_t bytes)
+{
+	return blue__tenant_charge(c->ses->tenant, q, bytes);
 }
 
 static uint32_t ring_log2(const struct blue_ring *r)
@@ -145,6 +171,13 @@ static int cmd_hello(struct blue_mgr_call *c)
 			   sizeof(struct blue_mgr_rep));
 		return EPROTO;
 	}
+	if (!c->ses->tenant) {
+		blue__logf("blue-manager: no tenant takes this process (uid %u, gid %u, cgroup "
+			   "%s): its config file has no map line for it and no default",
+			   (unsigned int)c->ses->uid, (unsigned int)c->ses->gid,
+			   c->ses->cgroup[0] ? c->ses->cgroup : "unknown");
+		return EACCES;
+	}
 	r->u.hello.proto = BLUE_MGR_PROTO;
 	r->u.hello.queue = c->queue;
 	snprintf(r->u.hello.ifname, sizeof(r->u.hello.ifname), "%s", c->ifname);
@@ -166,6 +199,9 @@ static int cmd_hello(struct blue_mgr_call *c)
 	}
 	c->nfds_out = 2;
 	c->ses->hello = 1;
+	/* a process of the tenant from now on (bluectl, which never says HELLO, is not) */
+	c->ses->tenant->use.sessions++;
+	c->ses->tenant->use.sessions_total++;
 	return 0;
 }
 
@@ -272,10 +308,14 @@ static int cmd_reg_mr(struct blue_mgr_call *c)
 			return EINVAL;
 		at.pid = 0;
 	}
-	mr = blue__reg_mr_at(pd, (void *)(uintptr_t)a->addr, a->length, a->access, at);
+	err = charge(c, BLUE_QUOTA_MR, a->length);
+	mr = err ? NULL : blue__reg_mr_at(pd, (void *)(uintptr_t)a->addr, a->length, a->access,
+					  at);
 	h = mr ? obj_put(c->ses, BLUE_MGR_OBJ_MR, mr) : 0;
 	if (!h) {
-		err = mr ? ENOMEM : errno;
+		if (!err)
+			blue__tenant_uncharge(c->ses->tenant, BLUE_QUOTA_MR, a->length);
+		err = err ? err : mr ? ENOMEM : errno;
 		if (mr)
 			blue_dereg_mr(mr);
 		if (map)
@@ -292,10 +332,17 @@ static int cmd_reg_mr(struct blue_mgr_call *c)
 
 static int cmd_create_cq(struct blue_mgr_call *c)
 {
-	struct blue_cq *cq = blue_create_cq(c->ctx, c->req->u.create_cq.cqe, NULL, NULL, 0);
+	struct blue_cq *cq;
+	int err = charge(c, BLUE_QUOTA_CQ, 0);
 
-	if (!cq)
-		return errno;
+	if (err)
+		return err;
+	cq = blue_create_cq(c->ctx, c->req->u.create_cq.cqe, NULL, NULL, 0);
+	if (!cq) {
+		err = errno;
+		blue__tenant_uncharge(c->ses->tenant, BLUE_QUOTA_CQ, 0);
+		return err;
+	}
 	/* made on a channel: its socket came along; events go to it (cq.c notify_far) */
 	if (c->fd_in >= 0) {
 		int type = 0;
@@ -304,16 +351,17 @@ static int cmd_create_cq(struct blue_mgr_call *c)
 		if (getsockopt(c->fd_in, SOL_SOCKET, SO_TYPE, &type, &len) || type != SOCK_DGRAM) {
 			blue__logf("session %u: create_cq: the channel descriptor is not a datagram "
 				   "socket", c->ses->id);
-			blue_destroy_cq(cq);
-			return EINVAL;
+			err = EINVAL;
+		} else {
+			cq->notify_fd = c->fd_in;
+			c->fd_in = -1;
 		}
-		cq->notify_fd = c->fd_in;
-		c->fd_in = -1;
 	}
-	c->rep->handle = obj_put(c->ses, BLUE_MGR_OBJ_CQ, cq);
+	c->rep->handle = err ? 0 : obj_put(c->ses, BLUE_MGR_OBJ_CQ, cq);
 	if (!c->rep->handle) {
 		blue_destroy_cq(cq);
-		return ENOMEM;
+		blue__tenant_uncharge(c->ses->tenant, BLUE_QUOTA_CQ, 0);
+		return err ? err : ENOMEM;
 	}
 	c->rep->u.cq.ring.log2_size = ring_log2(&cq->ring);
 	c->rep->u.cq.ring.elem_size = cq->ring.elem_size;
@@ -328,6 +376,7 @@ static int cmd_create_qp(struct blue_mgr_call *c)
 	struct blue_pd *pd = obj_get(c->ses, a->pd, BLUE_MGR_OBJ_PD);
 	struct blue_qp_init_attr init = { 0 };
 	struct blue_qp *qp;
+	int err;
 
 	if (!pd)
 		return EBADF;
@@ -343,14 +392,19 @@ static int cmd_create_qp(struct blue_mgr_call *c)
 	init.cap = a->cap;
 	init.qp_type = (enum blue_qp_type)a->qp_type;
 	init.sq_sig_all = a->sq_sig_all;
+	err = charge(c, BLUE_QUOTA_QP, 0);
+	if (err)
+		return err;
 	qp = blue_create_qp(pd, &init);
-	if (!qp)
-		return errno;
-	c->rep->handle = obj_put(c->ses, BLUE_MGR_OBJ_QP, qp);
+	c->rep->handle = qp ? obj_put(c->ses, BLUE_MGR_OBJ_QP, qp) : 0;
 	if (!c->rep->handle) {
-		blue_destroy_qp(qp);
-		return ENOMEM;
+		err = qp ? ENOMEM : errno;
+		if (qp)
+			blue_destroy_qp(qp);
+		blue__tenant_uncharge(c->ses->tenant, BLUE_QUOTA_QP, 0);
+		return err;
 	}
+	qp->tenant = c->ses->tenant;	/* its class and rate (progress.c) */
 	c->rep->u.qp.qpn = qp->qpn;
 	c->rep->u.qp.cap = init.cap;
 	c->rep->u.qp.sq.log2_size = ring_log2(&qp->sq.ring);
@@ -469,6 +523,75 @@ static int cmd_destroy(struct blue_mgr_call *c)
 	return obj_destroy(c->ses, c->req->handle);
 }
 
+static int cmd_tenant_get(struct blue_mgr_call *c)
+{
+	const struct blue_tenant_table *tt = c->tenants;
+	uint32_t i = c->req->u.tenant.index;
+	const struct blue_tenant *t;
+
+	if (i >= tt->n)
+		return ENOENT;	/* the end of the list, not an error to log */
+	t = &tt->t[i];
+	snprintf(c->rep->u.tenant.name, sizeof(c->rep->u.tenant.name), "%s", t->name);
+	c->rep->u.tenant.in_config = t->in_config;
+	c->rep->u.tenant.lim = t->lim;
+	c->rep->u.tenant.use = t->use;
+	c->rep->u.tenant.mine = t == c->ses->tenant;
+	return 0;
+}
+
+/* What changes tenants is root's: bluectl run as root. */
+static int admin_only(struct blue_mgr_call *c, const char *what)
+{
+	if (c->ses->uid == 0)
+		return 0;
+	blue__logf("tenant %s: only root may (uid %u asked)", what, (unsigned int)c->ses->uid);
+	return EPERM;
+}
+
+static int cmd_tenant_set(struct blue_mgr_call *c)
+{
+	char name[BLUE_TENANT_NAME], items[sizeof(c->req->u.tenant.items)];
+	struct blue_tenant *t;
+	int err = admin_only(c, "set");
+
+	if (err)
+		return err;
+	snprintf(name, sizeof(name), "%.*s", (int)sizeof(name) - 1, c->req->u.tenant.name);
+	snprintf(items, sizeof(items), "%.*s", (int)sizeof(items) - 1, c->req->u.tenant.items);
+	t = blue__tenant_find(c->tenants, name);
+	if (!t) {
+		blue__logf("tenant set: no tenant \"%s\"", name);
+		return ENOENT;
+	}
+	return blue__tenant_set(t, items) ? EINVAL : 0;
+}
+
+static int cmd_tenant_reload(struct blue_mgr_call *c)
+{
+	int err = admin_only(c, "reload");
+
+	if (err)
+		return err;
+	if (!c->tenants_path) {
+		blue__logf("tenant reload: this blue-manager runs without --tenants");
+		return ENOENT;
+	}
+	return blue__mgr_tenants_reload(c->tenants, c->tenants_path) ? EINVAL : 0;
+}
+
+int blue__mgr_tenants_reload(struct blue_tenant_table *tt, const char *path)
+{
+	int err;
+
+	if (!path)
+		return 0;
+	err = blue__tenants_load(tt, path);
+	blue__logf("blue-manager: tenants: %s %s", path,
+		   err ? "not taken (the line above); the old ones stay" : "read again");
+	return err;
+}
+
 typedef int (*mgr_cmd_fn)(struct blue_mgr_call *c);
 
 static const mgr_cmd_fn cmds[BLUE_MGR_OP_MAX] = {
@@ -488,6 +611,9 @@ static const mgr_cmd_fn cmds[BLUE_MGR_OP_MAX] = {
 	[BLUE_MGR_SET_CC] = cmd_qp_policy,
 	[BLUE_MGR_QUERY_CC] = cmd_qp_policy,
 	[BLUE_MGR_CM_INFO] = cmd_cm_info,
+	[BLUE_MGR_TENANT_GET] = cmd_tenant_get,
+	[BLUE_MGR_TENANT_SET] = cmd_tenant_set,
+	[BLUE_MGR_TENANT_RELOAD] = cmd_tenant_reload,
 	[BLUE_MGR_CM_CONNECT] = cmd_cm_connect,
 };
 
@@ -502,7 +628,8 @@ void blue__mgr_call(struct blue_mgr_call *c)
 	if (op == 0 || op >= BLUE_MGR_OP_MAX || !cmds[op]) {
 		blue__logf("session %u: request %u is not one blue-manager knows", c->ses->id, op);
 		err = EOPNOTSUPP;
-	} else if (op != BLUE_MGR_HELLO && !c->ses->hello) {
+	} else if (op != BLUE_MGR_HELLO && op < BLUE_MGR_TENANT_GET && !c->ses->hello) {
+		/* the tenant commands need no device: bluectl's, whatever its tenant */
 		blue__logf("session %u: request %u before HELLO", c->ses->id, op);
 		err = EPROTO;
 	} else {

@@ -24,6 +24,8 @@
 #include <blue/blue.h>
 #include <blue/cc.h>
 
+#include "runtime/tenant.h"
+
 #define BLUE_MGR_PROTO		1
 #define BLUE_MGR_SOCK_ENV	"BLUE_MANAGER_SOCK"
 #define BLUE_MGR_SOCK_PREFIX	"blue-manager/"	/* + ifname, abstract */
@@ -48,6 +50,9 @@ enum blue_mgr_op {
 	BLUE_MGR_QUERY_CC,
 	BLUE_MGR_CM_INFO,
 	BLUE_MGR_CM_CONNECT,
+	BLUE_MGR_TENANT_GET,	/* u.tenant.index: the table's Nth (ENOENT past the end) */
+	BLUE_MGR_TENANT_SET,	/* root only: u.tenant.name, u.tenant.items */
+	BLUE_MGR_TENANT_RELOAD,	/* root only: read the config file again, as SIGHUP */
 	BLUE_MGR_OP_MAX,
 };
 
@@ -99,6 +104,11 @@ struct blue_mgr_req {
 			struct blue_cm_info remote;
 			struct blue_cm_qp_attr attr;
 		} cm_connect;
+		struct {
+			uint32_t index;
+			char name[BLUE_TENANT_NAME];
+			char items[200];	/* "key=value ...", as a config line's */
+		} tenant;
 	} u;
 };
 
@@ -147,6 +157,13 @@ struct blue_mgr_rep {
 		struct blue_retx_attr retx;
 		struct blue_cc_params cc;
 		struct blue_cm_info cm_info;
+		struct {
+			char name[BLUE_TENANT_NAME];
+			uint32_t in_config;
+			struct blue_tenant_limits lim;
+			struct blue_tenant_usage use;
+			uint32_t mine;	/* the asking process is in it */
+		} tenant;
 	} u;
 };
 

@@ -45,6 +45,7 @@ struct blue_mgr_server {
 	struct blue_mgr_bell *bell;
 	struct blue_mgr_session *sessions;
 	unsigned int next_id;
+	struct blue_tenant_table tenants;	/* the engine's QPs point into it */
 };
 
 static int ep_add(int epfd, int fd, uint64_t data)
@@ -116,6 +117,13 @@ struct blue_mgr_server *blue__mgr_server_open(struct blue_context *ctx,
 	s->cfg = *cfg;
 	s->listen_fd = s->epfd = s->bell_efd = s->bell_page_fd = -1;
 	s->next_id = 1;
+	blue__tenants_init(&s->tenants);
+	if (cfg->tenants_path && blue__tenants_load(&s->tenants, cfg->tenants_path)) {
+		free(s);
+		errno = EINVAL;
+		return NULL;	/* the message named the file and line */
+	}
+	ctx->tenants = &s->tenants;
 	/* the engine arms it at its next deadline (blue__channels_timer) */
 	if (ctx->timer_fd < 0)
 		ctx->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -168,6 +176,10 @@ static void session_accept(struct blue_mgr_server *s)
 		ses->pid = cr.pid;
 		ses->uid = cr.uid;
 		ses->gid = cr.gid;
+		blue__cgroup_of(cr.pid, ses->cgroup, sizeof(ses->cgroup));
+		ses->tenant = blue__tenant_of(&s->tenants, cr.uid, cr.gid, ses->cgroup);
+		if (ses->tenant && !ses->tenant->in_config)
+			ses->tenant = NULL;	/* a reload dropped it: no one new */
 		ses->next = s->sessions;
 		s->sessions = ses;
 		if (blue__env_flag("BLUE_VERBOSE", false))
@@ -187,6 +199,8 @@ static void session_close(struct blue_mgr_server *s, struct blue_mgr_session *se
 		}
 	}
 	blue__mgr_session_drop(s->ctx, ses);
+	if (ses->tenant && ses->hello)
+		ses->tenant->use.sessions--;
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, ses->fd, NULL);
 	close(ses->fd);
 	if (blue__env_flag("BLUE_VERBOSE", false))
@@ -226,6 +240,8 @@ static bool session_serve(struct blue_mgr_server *s, struct blue_mgr_session *se
 		c.bell_page_fd = s->bell_page_fd;
 		c.ifname = s->cfg.ifname;
 		c.queue = s->cfg.queue;
+		c.tenants = &s->tenants;
+		c.tenants_path = s->cfg.tenants_path;
 		for (int i = 1; i < nfds; i++)
 			close(fds[i]);
 		blue__mgr_call(&c);
@@ -271,6 +287,10 @@ int blue__mgr_server_run(struct blue_mgr_server *s, volatile sig_atomic_t *stop)
 	unsigned int passes = 0;
 
 	while (!*stop) {
+		if (s->cfg.reload && *s->cfg.reload) {
+			*s->cfg.reload = 0;
+			blue__mgr_tenants_reload(&s->tenants, s->cfg.tenants_path);
+		}
 		if (blue__progress(s->ctx) > 0) {
 			idle_from = 0;
 		} else if (!idle_from) {
@@ -306,6 +326,7 @@ void blue__mgr_server_close(struct blue_mgr_server *s)
 		return;
 	while (s->sessions)
 		session_close(s, s->sessions);
+	s->ctx->tenants = NULL;
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
 	if (s->epfd >= 0)

@@ -22,6 +22,8 @@ struct blue_mgr_server_cfg {
 	unsigned int queue;
 	/* how long the engine spins with nothing to do before it sleeps; ~0u: never */
 	uint32_t spin_us;
+	const char *tenants_path;	/* the tenants' config file (tenant.h), or NULL */
+	volatile sig_atomic_t *reload;	/* set (SIGHUP): read it again */
 };
 
 /*

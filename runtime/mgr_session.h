@@ -38,6 +38,8 @@ struct blue_mgr_session {
 	uid_t uid;
 	gid_t gid;
 	int hello;		/* HELLO done: other requests are taken */
+	struct blue_tenant *tenant;	/* NULL: no map line or default takes it (refused) */
+	char cgroup[128];	/* its cgroup v2 path at connect, for messages */
 	struct blue_mgr_obj *obj;
 	uint32_t nobj;
 	struct blue_mgr_session *next;
@@ -58,10 +60,18 @@ struct blue_mgr_call {
 	int bell_efd, bell_page_fd;
 	const char *ifname;
 	unsigned int queue;
+	struct blue_tenant_table *tenants;	/* bluectl tenant's commands */
+	const char *tenants_path;		/* the config file, or NULL */
 };
 
 /* blue__mgr_call() - carry out one request. Return: nothing; the reply says. */
 void blue__mgr_call(struct blue_mgr_call *c) BLUE_MGR_SES_HIDDEN;
+
+/*
+ * blue__mgr_tenants_reload() - read @path again into @tt (SIGHUP, bluectl tenant
+ * reload); a file that does not parse changes nothing. Return: 0 or -errno (logged).
+ */
+int blue__mgr_tenants_reload(struct blue_tenant_table *tt, const char *path) BLUE_MGR_SES_HIDDEN;
 
 /* blue__mgr_session_drop() - destroy every object @ses made (it went away). */
 void blue__mgr_session_drop(struct blue_context *ctx, struct blue_mgr_session *ses)

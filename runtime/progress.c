@@ -24,6 +24,7 @@
 #include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
+#include "runtime/tenant.h"
 #include "runtime/tune.h"
 
 uint64_t blue__now_ns(void)
@@ -205,6 +206,9 @@ int blue__qp_tx(struct blue_qp *qp, const struct blue_pkt *p)
 	/* pacing (cc_gate.c): requests only; an unpaced QP pays one predictable branch */
 	if (req && qp->live->rate_mbps && !blue__cc_gate_open(qp))
 		return -EAGAIN;
+	/* blue-manager: the tenant's share of the pass and its rate (tenant_sched.c) */
+	if (req && qp->tenant && blue__sched_tx(qp, p))
+		return -EAGAIN;
 	err = blue__tx_pkt(qp->ctx, p);
 	if (err)
 		return err == -EAGAIN ? err : -EAGAIN;
@@ -212,6 +216,8 @@ int blue__qp_tx(struct blue_qp *qp, const struct blue_pkt *p)
 	qp->live->tx_bytes += p->payload_len;
 	if (req)
 		blue__cc_sent(qp, p);
+	if (req && qp->tenant)
+		blue__sched_sent(qp, p);
 	return 0;
 }
 
@@ -306,6 +312,10 @@ void blue__rx_frame(struct blue_context *ctx, const struct blue_frame *f)
 	if (!qp || qp->qpn != p.dqpn) {
 		st->rx_no_qp++;
 		return;
+	}
+	if (qp->tenant) {
+		qp->tenant->use.rx_pkts++;
+		qp->tenant->use.rx_bytes += p.payload_len;
 	}
 	if (qp->type == BLUE_QPT_UD) {
 		rx_ud(ctx, qp, f, &p);
@@ -428,13 +438,60 @@ static bool ack_hold(struct blue_context *ctx, bool sq_busy)
 	return true;
 }
 
+/* What a walk over the QPs gathers: the next deadline, whether a send queue has work. */
+struct walk {
+	uint64_t next;
+	bool sq_busy;
+};
+
+/* One QP's turn in a pass: its completer, timers, responder and requester. */
+static void qp_step(struct blue_context *ctx, struct blue_qp *qp, struct walk *w)
+{
+	struct blue_engine *eng = &ctx->eng;
+	struct blue_qp_ctx *live = qp->live;
+
+	if (qp->type == BLUE_QPT_UD) {
+		/* no ACKs, timers or congestion control: the requester only */
+		blue__req_ud_run(qp);
+	} else if (qp->type == BLUE_QPT_UC) {
+		blue__req_uc_run(qp);	/* the same: UC is never acknowledged */
+	} else {
+		blue__comp_run(qp, eng->now_ns);
+		blue__cc_run(qp, eng->now_ns);
+		blue__resp_tx(qp);
+		blue__req_run(qp);
+	}
+	if (live->state == BLUE_QPS_ERR)
+		blue__qp_flush(qp);
+	live->outstanding = blue__sq_count(qp);
+	if (live->outstanding && live->state != BLUE_QPS_ERR)
+		w->sq_busy = true;
+	if (live->timer_deadline_ns && (!w->next || live->timer_deadline_ns < w->next))
+		w->next = live->timer_deadline_ns;
+	w->next = blue__cc_deadline(qp, w->next, eng->now_ns);
+}
+
+/*
+ * The pass's walk over all @nqp QPs from @first, round the list; with @klass >= 0
+ * only the QPs of tenants of that class (blue-manager: tenant_sched.c).
+ */
+static void qp_walk(struct blue_context *ctx, struct blue_qp *qp, unsigned int nqp, int klass,
+		    struct walk *w)
+{
+	for (unsigned int i = 0; i < nqp; i++, qp = qp->next ? qp->next : ctx->qps)
+		if (klass < 0 || (qp->tenant ? (int)qp->tenant->lim.klass : BLUE_CLASS_NORMAL) ==
+				 klass)
+			qp_step(ctx, qp, w);
+}
+
 int blue__progress(struct blue_context *ctx)
 {
 	struct blue_engine *eng = &ctx->eng;
-	uint64_t next = 0, tx0;
+	struct walk w = { 0 };
+	uint64_t next, tx0;
 	unsigned int got, nqp = 0, start, i;
-	struct blue_qp *qp = NULL;
-	bool sq_busy = false;
+	struct blue_qp *first = NULL;
+	int k;
 
 	if (eng->running)
 		return 0;	/* called back from inside a pass: the pass is doing it */
@@ -461,33 +518,25 @@ int blue__progress(struct blue_context *ctx)
 	nqp = ctx->nqp;	/* the length of ctx->qps */
 	if (nqp) {
 		start = eng->rotor++ % nqp;
-		for (qp = ctx->qps, i = 0; i < start; i++)
-			qp = qp->next;
+		for (first = ctx->qps, i = 0; i < start; i++)
+			first = first->next;
 	}
-	for (i = 0; i < nqp; i++, qp = qp->next ? qp->next : ctx->qps) {
-		struct blue_qp_ctx *live = qp->live;
-
-		if (qp->type == BLUE_QPT_UD) {
-			/* no ACKs, timers or congestion control: the requester only */
-			blue__req_ud_run(qp);
-		} else if (qp->type == BLUE_QPT_UC) {
-			blue__req_uc_run(qp);	/* the same: UC is never acknowledged */
-		} else {
-			blue__comp_run(qp, eng->now_ns);
-			blue__cc_run(qp, eng->now_ns);
-			blue__resp_tx(qp);
-			blue__req_run(qp);
+	if (!ctx->tenants) {
+		qp_walk(ctx, first, nqp, -1, &w);
+	} else {
+		/* blue-manager: strict priority between the classes, shares within one */
+		blue__sched_begin(ctx);
+		for (k = 0; k < BLUE_CLASS_COUNT; k++)
+			qp_walk(ctx, first, nqp, k, &w);
+		if (eng->share_held && eng->budget) {
+			eng->share_lifted = true;	/* what is left of the pass, for anyone */
+			for (k = 0; k < BLUE_CLASS_COUNT; k++)
+				qp_walk(ctx, first, nqp, k, &w);
 		}
-		if (live->state == BLUE_QPS_ERR)
-			blue__qp_flush(qp);
-		live->outstanding = blue__sq_count(qp);
-		if (live->outstanding && live->state != BLUE_QPS_ERR)
-			sq_busy = true;
-		if (live->timer_deadline_ns && (!next || live->timer_deadline_ns < next))
-			next = live->timer_deadline_ns;
-		next = blue__cc_deadline(qp, next, eng->now_ns);
+		eng->share_held = false;
 	}
-	if (!ack_hold(ctx, sq_busy))
+	next = w.next;
+	if (!ack_hold(ctx, w.sq_busy))
 		blue__tx_flush(ctx);
 	__atomic_store_n(&eng->next_ns, next, __ATOMIC_RELAXED);	/* compat's thread */
 	blue__channels_timer(ctx, next);

@@ -83,6 +83,8 @@ struct blue_engine {
 	unsigned int rotor;			/* which QP the next pass serves first */
 	bool submitted;				/* a flush is owed */
 	bool running;				/* re-entrancy guard */
+	bool share_lifted;	/* tenants: the pass's second round (tenant_sched.c) */
+	bool share_held;	/* tenants: a share held a QP back this round */
 	uint64_t now_ns;			/* CLOCK_MONOTONIC at the start of the pass */
 	uint64_t next_ns;			/* the last pass's timer minimum (0: none): when a
 						 * sleeping thread must run the engine again */

@@ -25,6 +25,7 @@
 #include "runtime/wq.h"
 
 struct blue_pkt;
+struct blue_tenant;
 
 struct blue_qp {
 	struct blue_context *ctx;
@@ -69,6 +70,7 @@ struct blue_qp {
 	uint8_t *sq_copy;		/* daemon mode: the engine's checked copy of each
 					 * send WQE, same slots as the ring (wqe_admit.c) */
 	uint32_t sq_admit;		/* send-ring index up to which WQEs are copied */
+	struct blue_tenant *tenant;	/* blue-manager: whose it is (tenant.h), else NULL */
 
 	/* transport */
 	struct blue_req req;

@@ -411,13 +411,13 @@ void blue__tenant_uncharge(struct blue_tenant *t, enum blue_quota kind, uint64_t
 	}
 }
 
-bool blue__tenant_may_send(struct blue_tenant *t, uint32_t bytes, uint64_t now_ns)
+uint64_t blue__tenant_send_wait(struct blue_tenant *t, uint32_t bytes, uint64_t now_ns)
 {
 	/* tokens are byte-nanoseconds (bytes x 10^9): no rounding lost at any rate */
 	uint64_t rate = t->lim.rate_bps / 8, cap, dt, need = (uint64_t)bytes * 1000000000ull;
 
 	if (!rate)
-		return true;
+		return 0;
 	cap = rate * BUCKET_NS;		/* 1 ms of the rate */
 	if (cap < (uint64_t)BUCKET_MIN * 1000000000ull)
 		cap = (uint64_t)BUCKET_MIN * 1000000000ull;
@@ -431,8 +431,8 @@ bool blue__tenant_may_send(struct blue_tenant *t, uint32_t bytes, uint64_t now_n
 		t->tokens = cap;	/* also when the rate went down (bluectl, SIGHUP) */
 	if (t->tokens < need) {
 		t->use.throttled++;
-		return false;
+		return (need - t->tokens) / rate + 1;
 	}
 	t->tokens -= need;
-	return true;
+	return 0;
 }

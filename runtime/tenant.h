@@ -143,11 +143,31 @@ void blue__tenant_uncharge(struct blue_tenant *t, enum blue_quota kind, uint64_t
 	__attribute__((visibility("hidden")));
 
 /*
- * blue__tenant_may_send() - may @t put @bytes on the wire now (@now_ns)? The token
+ * blue__tenant_send_wait() - may @t put @bytes on the wire now (@now_ns)? The token
  * bucket holds up to 1 ms of its rate (at least one 9 KiB frame); a tenant without a
  * rate always may. Charges the bytes when it says yes.
+ * Return: 0 (sent), or the nanoseconds until the bucket holds @bytes.
  */
-bool blue__tenant_may_send(struct blue_tenant *t, uint32_t bytes, uint64_t now_ns)
+uint64_t blue__tenant_send_wait(struct blue_tenant *t, uint32_t bytes, uint64_t now_ns)
+	__attribute__((visibility("hidden")));
+
+struct blue_context;
+struct blue_qp;
+struct blue_pkt;
+
+/*
+ * The transmit scheduler of blue-manager's engine (tenant_sched.c), called by
+ * blue__progress() and blue__qp_tx() only when the context has tenants:
+ * blue__sched_begin() - a pass begins: each tenant's share of the pass's frames, by its
+ *     weight among the tenants of its class that hold QPs;
+ * blue__sched_tx() - may @qp's request @p go: the tenant's rate, then its share (lifted
+ *     on the pass's second round). Return: 0, or -EAGAIN (the QP waits: its pacing
+ *     deadline says when the rate allows it);
+ * blue__sched_sent() - @p went: the tenant's counters and share.
+ */
+void blue__sched_begin(struct blue_context *ctx) __attribute__((visibility("hidden")));
+int blue__sched_tx(struct blue_qp *qp, const struct blue_pkt *p) __attribute__((visibility("hidden")));
+void blue__sched_sent(struct blue_qp *qp, const struct blue_pkt *p)
 	__attribute__((visibility("hidden")));
 
 /* The class's name in the config ("realtime", ...). */

@@ -22,20 +22,24 @@
 #include "runtime/mgr_server.h"
 #include "tools/common/tool_common.h"
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, reload;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	if (sig == SIGHUP)
+		reload = 1;
+	else
+		stop = 1;
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: blue-manager -d IF [-q QUEUE] [--spin-us N | --busy] [--cpu N]\n"
+		"usage: blue-manager -d IF [-q QUEUE] [--tenants FILE] [--spin-us N | --busy] [--cpu N]\n"
 		"  -d IF         the netdev (bluectl attach IF first)\n"
 		"  -q QUEUE      its queue (default 0)\n"
+		"  --tenants FILE  who may use it, with what quotas, rates and classes (README,\n"
+		"                \"Daemon mode and tenants\"); SIGHUP reads it again\n"
 		"  --spin-us N   how long the idle engine spins before it sleeps (default 0: it sleeps\n"
 		"                at once, and the socket, the timer or a post wakes it)\n"
 		"  --busy        never sleep: lowest latency, one core kept busy\n"
@@ -48,6 +52,7 @@ int main(int argc, char **argv)
 		{ "spin-us", required_argument, NULL, 's' },
 		{ "busy", no_argument, NULL, 'b' },
 		{ "cpu", required_argument, NULL, 'c' },
+		{ "tenants", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -82,6 +87,9 @@ int main(int argc, char **argv)
 				return 2;
 			cpu = (long)v;
 			break;
+		case 't':
+			cfg.tenants_path = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -105,6 +113,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	cfg.reload = &reload;
+	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

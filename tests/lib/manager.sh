@@ -13,3 +13,12 @@ mgr_start() {
 	wait_for_line "$log" "^blue-manager: serving $ifname queue 0" 10 "${!var}" ||
 		{ cat "$log"; fail "blue-manager did not start on $ifname"; }
 }
+
+# mgr_signal SIG PID: SIG to the blue-manager that mgr_start's PID runs (the timeout
+# wrapper's child: timeout relays only the signals that end a process)
+mgr_signal() {
+	local child
+	child=$(pgrep -P "$2" | head -n 1)
+	[ -n "$child" ] || fail "blue-manager (under PID $2) is not running"
+	kill "-$1" "$child"
+}

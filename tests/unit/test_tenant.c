@@ -149,11 +149,15 @@ Test(tenant, token_bucket_keeps_the_rate)
 	b = blue__tenant_find(&tt, "batch");	/* 100 Mbit/s: 12.5 MB/s */
 	/* one simulated second of a sender that always wants a 1500-byte frame, every us */
 	for (uint64_t t = 0; t < 1000000; t++, now += 1000)
-		if (blue__tenant_may_send(b, 1500, now))
+		if (!blue__tenant_send_wait(b, 1500, now))
 			sent += 1500;
 	cr_assert(sent >= 12400000 && sent <= 12600000, "%llu bytes in 1 s at 100 Mbit/s",
 		  (unsigned long long)sent);
 	cr_assert_gt(b->use.throttled, 0);
 	/* no rate: always */
-	cr_assert(blue__tenant_may_send(blue__tenant_find(&tt, "rt"), 1 << 20, now));
+	cr_assert_eq(blue__tenant_send_wait(blue__tenant_find(&tt, "rt"), 1 << 20, now), 0);
+	/* an empty bucket says how long until a frame fits: 1500 B at 12.5 MB/s = 120 us */
+	b->tokens = 0;
+	b->refill_ns = now;
+	cr_assert_eq(blue__tenant_send_wait(b, 1500, now), 120001);
 }

@@ -174,6 +174,9 @@ int cmd_qp_show(const char *ifname, const char *qpn, const struct opts *o);
 int cmd_watch(const char *ifname, const struct opts *o);
 int cmd_metrics(const char *ifname, const struct opts *o);
 int cmd_diag(const char *what, const char *ifname, const struct opts *o);
+/* tenant.c: blue-manager's tenants; the metrics' per-tenant series (none without a daemon) */
+int cmd_tenant(int argc, char **argv);
+void tenant_metrics(FILE *f, const char *ifname);
 int cmd_drops(const char *ifname, const struct opts *o);
 /* bluectl set|get IFNAME [qp QPN] key=value... (tune.c); @args after IFNAME. */
 int cmd_set(const char *ifname, int argc, char **args, const struct opts *o);

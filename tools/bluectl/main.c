@@ -40,6 +40,11 @@ static const char usage_text[] =
 	"                                         (--expose-psn), peers' addresses and QPNs\n"
 	"                                         (--expose-peers) are left out unless asked\n"
 	"                                         for: they are what a spoofer needs\n"
+	"  tenant list|reload IFNAME              blue-manager's tenants: class, weight, rate,\n"
+	"  tenant show IFNAME NAME                quotas held/allowed, processes, traffic,\n"
+	"  tenant set IFNAME NAME KEY=VALUE...    throttling; set (root) changes a tenant's\n"
+	"                                         limits as a config line's keys; reload\n"
+	"                                         (root) reads the file again, as SIGHUP\n"
 	"  diag on|off|show IFNAME                switch the costly diagnostics (XDP drop\n"
 	"                                         events, post-to-completion latency\n"
 	"                                         histograms) at run time; off after attach\n"
@@ -190,6 +195,8 @@ static int dispatch(int argc, char **argv, const struct opts *o, unsigned int se
 			return cmd_set(argv[1], argc - 2, argv + 2, o);
 		return cmd_get(argv[1], argc - 2, argv + 2, o);
 	}
+	if (!strcmp(cmd, "tenant"))
+		return cmd_tenant(argc, argv);
 	if (!strcmp(cmd, "diag")) {
 		if (argc == 3 && (!strcmp(argv[1], "on") || !strcmp(argv[1], "off") ||
 				  !strcmp(argv[1], "show")))

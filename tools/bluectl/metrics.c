@@ -317,6 +317,7 @@ void metrics_write(const struct snap *s, const struct opts *o, FILE *f)
 	device_metrics(&m);
 	hist_metrics(&m);
 	qp_metrics(&m);
+	tenant_metrics(f, s->ifname);	/* blue-manager's, when one serves the netdev */
 }
 
 static void metrics_json(const struct snap *s, const struct opts *o, FILE *f)
