@@ -86,6 +86,7 @@ static void async_route(struct bv_core *core, const struct blue_async_event *b)
 	}
 	case BLUE_EVENT_PORT_ACTIVE:
 	case BLUE_EVENT_PORT_ERR:
+	case BLUE_EVENT_DEVICE_FATAL:	/* daemon mode: blue-manager has gone */
 		e.element.port_num = b->port_num;
 		for (l = core->ctxs.next; l != &core->ctxs; l = l->next)
 			async_push(ctx_of_async_link(l), &e);

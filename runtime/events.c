@@ -118,10 +118,7 @@ int blue_async_fd(struct blue_context *ctx)
 		errno = EINVAL;
 		return -1;
 	}
-	if (blue__local_only(ctx, "async_fd")) {
-		errno = EOPNOTSUPP;
-		return -1;
-	}
+	/* daemon mode: the events this process raises itself (DEVICE_FATAL, mgr_client.c) */
 	return ctx->events.fd;
 }
 

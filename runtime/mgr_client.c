@@ -26,12 +26,14 @@
 #include "runtime/cm.h"
 #include "runtime/cq.h"
 #include "runtime/device.h"
+#include "runtime/events.h"
 #include "runtime/log.h"
 #include "runtime/mgr_client.h"
 #include "runtime/mgr_proto.h"
 #include "runtime/mgr_sock.h"
 #include "runtime/mr.h"
 #include "runtime/obs.h"
+#include "runtime/progress.h"
 #include "runtime/qp.h"
 #include "runtime/verbs_ops.h"
 
@@ -42,6 +44,9 @@ struct blue_mgr_client {
 	const struct blue_mgr_bell *bell;	/* mapped read-only */
 	struct blue_device_attr dev;
 	bool gone;			/* the daemon closed the channel */
+	bool flushed_fatal;		/* DEVICE_FATAL raised, the QPs failed (mgr_lost) */
+	uint64_t next_check_ns;		/* when an empty poll looks at the channel next */
+	struct mgr_qp *qps;		/* every QP, for the flush when the daemon goes */
 };
 
 struct mgr_pd {
@@ -75,9 +80,108 @@ struct mgr_qp {
 	struct blue_qp qp;
 	struct blue_qp_ctx live;	/* the copy the data path reads */
 	uint32_t h;
+	struct mgr_qp *next;		/* in blue_mgr_client.qps */
 };
 
 #define HANDLE(type, p) (((struct type *)(p))->h)
+
+/* ---- when blue-manager goes ------------------------------------------------- */
+
+#define MGR_CHECK_NS	1000000ull	/* an idle poll looks at the channel every 1 ms */
+
+/* @wc into @cq as its producer: the daemon that produced into it is gone. */
+static bool lost_push(struct blue_cq *cq, const struct blue_wc *wc)
+{
+	struct blue_ring *r = &cq->ring;
+
+	r->prod = __atomic_load_n(&r->hdr->prod, __ATOMIC_ACQUIRE);
+	if (!blue_ring_room(r))
+		return false;
+	memcpy(blue_ring_elem(r, r->prod), wc, sizeof(*wc));
+	blue_ring_produce(r, 1);
+	return true;
+}
+
+/*
+ * Every WQE the daemon had not completed, completed here with FLUSH_ERR: the rings
+ * are this process's mapping and nothing else touches them now. A CQ with no room
+ * keeps the rest for the next call (an application polls, then posts again).
+ */
+static void lost_flush_qp(struct blue_qp *qp)
+{
+	struct blue_ring *sq = &qp->sq.ring, *rq = &qp->rq.ring;
+	struct blue_wc wc;
+
+	__atomic_store_n(&qp->live->state, BLUE_QPS_ERR, __ATOMIC_RELEASE);
+	while (sq->cons = __atomic_load_n(&sq->hdr->cons, __ATOMIC_ACQUIRE),
+	       blue_ring_prod_own(sq) != sq->cons) {
+		const struct blue_send_wqe *w = blue_sq_wqe(&qp->sq, sq->cons);
+
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = w->wr_id;
+		wc.status = BLUE_WC_WR_FLUSH_ERR;
+		wc.opcode = BLUE_WC_SEND;
+		wc.qp_num = qp->qpn;
+		if (!lost_push(qp->send_cq, &wc))
+			break;
+		blue_ring_consume(sq, 1);
+	}
+	while (rq->cons = __atomic_load_n(&rq->hdr->cons, __ATOMIC_ACQUIRE),
+	       blue_ring_prod_own(rq) != rq->cons) {
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = blue_rq_wqe(&qp->rq, rq->cons)->wr_id;
+		wc.status = BLUE_WC_WR_FLUSH_ERR;
+		wc.opcode = BLUE_WC_RECV;
+		wc.qp_num = qp->qpn;
+		if (!lost_push(qp->recv_cq, &wc))
+			break;
+		blue_ring_consume(rq, 1);
+	}
+}
+
+/*
+ * The daemon is gone (its channel closed: killed, or stopped): once, a DEVICE_FATAL
+ * event; then, each time it is called, every QP in ERROR and every WQE still posted
+ * flushed, so that no application waits for a completion that cannot come.
+ */
+static void mgr_lost(struct blue_context *ctx)
+{
+	struct blue_mgr_client *m = ctx->mgr;
+
+	if (!m->flushed_fatal) {
+		struct blue_async_event e = { .type = BLUE_EVENT_DEVICE_FATAL, .port_num = 1 };
+
+		m->flushed_fatal = true;
+		blue__logf("%s: blue-manager has gone: every QP is in ERROR and its work requests "
+			   "complete with WR_FLUSH_ERR; close the device, and open it again once "
+			   "blue-manager is back", ctx->ifname);
+		blue__event_raise(ctx, &e);
+	}
+	for (struct mgr_qp *p = m->qps; p; p = p->next)
+		lost_flush_qp(&p->qp);
+}
+
+/* Has the channel closed? Looked at by empty polls, at most every MGR_CHECK_NS. */
+static void mgr_check(struct blue_context *ctx)
+{
+	struct blue_mgr_client *m = ctx->mgr;
+	struct pollfd p = { .fd = m->sock, .events = POLLIN };
+	uint64_t now;
+
+	if (m->gone) {
+		mgr_lost(ctx);
+		return;
+	}
+	now = blue__now_ns();
+	if (now < m->next_check_ns)
+		return;
+	m->next_check_ns = now + MGR_CHECK_NS;
+	/* the daemon never writes unasked: readable means closed (or a stray byte: gone too) */
+	if (poll(&p, 1, 0) == 1 && (p.revents & (POLLIN | POLLHUP | POLLERR))) {
+		m->gone = true;
+		mgr_lost(ctx);
+	}
+}
 
 /*
  * One request and its reply. @fd_in: a descriptor to send with it (-1: none); @fds:
@@ -89,6 +193,7 @@ static int call(struct blue_context *ctx, struct blue_mgr_req *req, int fd_in,
 		struct blue_mgr_rep *rep, int *fds, int *nfds)
 {
 	struct blue_mgr_client *m = ctx->mgr;
+	bool was_gone = m->gone;
 	int got = 0, err;
 	long n = 0;
 
@@ -108,11 +213,14 @@ static int call(struct blue_context *ctx, struct blue_mgr_req *req, int fd_in,
 	if (err == -EPIPE || err == -ECONNRESET)
 		m->gone = true;
 	pthread_mutex_unlock(&m->lock);
+	if (m->gone)
+		mgr_lost(ctx);
 	if (nfds)
 		*nfds = got;	/* without @fds, blue__mgr_recv closed any that came */
 	if (err) {
-		blue__logf("blue-manager is gone (request %u: %s); this context can only be "
-			   "closed", req->op, strerror(-err));
+		if (!was_gone)
+			blue__logf("blue-manager is gone (request %u: %s); this context can only "
+				   "be closed", req->op, strerror(-err));
 		return EPIPE;
 	}
 	if (rep->err && rep->msg[0])
@@ -129,6 +237,17 @@ static struct blue_mgr_req req_of(uint32_t op, uint32_t h)
 	r.op = op;
 	r.handle = h;
 	return r;
+}
+
+/*
+ * A destroy whose daemon has gone succeeds here: what the object held went with the
+ * daemon. Return: true when *@err (0 now, or the daemon's refusal) ends the call.
+ */
+static bool gone_ok(struct blue_context *ctx, int *err)
+{
+	if (*err == EPIPE && ctx->mgr->gone)
+		*err = 0;
+	return *err != 0;
 }
 
 static void *fail_null(int err)
@@ -150,7 +269,7 @@ static void mgr_progress(struct blue_context *ctx)
  */
 static void mgr_idle(struct blue_context *ctx)
 {
-	(void)ctx;
+	mgr_check(ctx);
 	sched_yield();
 }
 
@@ -159,6 +278,10 @@ static void mgr_kick(struct blue_context *ctx)
 	struct blue_mgr_client *m = ctx->mgr;
 	uint64_t one = 1;
 
+	if (m->gone) {
+		mgr_lost(ctx);	/* posted in ERROR: flushed at once, as the engine would */
+		return;
+	}
 	/* the WQEs are published (release): now the flag (mgr_server.c says why) */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&m->bell->sleeping, __ATOMIC_RELAXED))
@@ -175,6 +298,7 @@ static int mgr_close_device(struct blue_context *ctx)
 		return EBUSY;
 	}
 	/* the daemon drops whatever this process made when the socket closes */
+	blue__events_fini(&ctx->events);
 	close(m->sock);
 	close(m->bell_efd);
 	munmap((void *)m->bell, sizeof(*m->bell));
@@ -219,7 +343,7 @@ static int mgr_dealloc_pd(struct blue_pd *pd)
 	struct blue_mgr_rep rep;
 	int err = call(ctx, &req, -1, &rep, NULL, NULL);
 
-	if (err)
+	if (gone_ok(ctx, &err))
 		return err;
 	ctx->npd--;
 	free(pd);
@@ -278,7 +402,7 @@ static int mgr_dereg_mr(struct blue_mr *mr)
 	struct blue_mgr_rep rep;
 	int err = call(ctx, &req, -1, &rep, NULL, NULL);
 
-	if (err)
+	if (gone_ok(ctx, &err))
 		return err;
 	ctx->nmr--;
 	mr->pd->nmr--;
@@ -353,7 +477,7 @@ static int mgr_destroy_cq(struct blue_cq *cq)
 	struct blue_mgr_rep rep;
 	int err = call(ctx, &req, -1, &rep, NULL, NULL);
 
-	if (err)
+	if (gone_ok(ctx, &err))
 		return err;
 	if (cq->channel) {
 		struct mgr_channel *mc = (struct mgr_channel *)cq->channel;
@@ -545,6 +669,8 @@ static struct blue_qp *mgr_create_qp(struct blue_pd *pd, struct blue_qp_init_att
 	p->live.state = BLUE_QPS_RESET;
 	p->live.type = (uint8_t)attr->qp_type;
 	attr->cap = rep.u.qp.cap;
+	p->next = ctx->mgr->qps;
+	ctx->mgr->qps = p;
 	ctx->nqp++;
 	pd->nqp++;
 	return qp;
@@ -602,10 +728,15 @@ static int mgr_destroy_qp(struct blue_qp *qp)
 	struct blue_mgr_req req = req_of(BLUE_MGR_DESTROY_QP, HANDLE(mgr_qp, qp));
 	struct blue_context *ctx = qp->ctx;
 	struct blue_mgr_rep rep;
+	struct mgr_qp **pp;
 	int err = call(ctx, &req, -1, &rep, NULL, NULL);
 
-	if (err)
+	if (gone_ok(ctx, &err))
 		return err;
+	for (pp = &ctx->mgr->qps; *pp && &(*pp)->qp != qp; pp = &(*pp)->next)
+		;
+	if (*pp)
+		*pp = (*pp)->next;
 	qp_unmap(qp);
 	ctx->nqp--;
 	qp->pd->nqp--;
@@ -839,8 +970,13 @@ struct blue_context *blue__mgr_open(const char *ifname, bool required, bool *abs
 	ctx->slot_fd = -1;
 	ctx->timer_fd = -1;
 	blue__obs_init_bare(ctx);
-	err = hello(ctx, ifname);
+	err = blue__events_init(&ctx->events);
+	if (!err)
+		err = hello(ctx, ifname);
+	else
+		err = -err;
 	if (err) {
+		blue__events_fini(&ctx->events);
 			close(fd);
 		pthread_mutex_destroy(&m->lock);
 		free(m);

@@ -621,6 +621,7 @@ int blue_destroy_srq(struct blue_srq *srq);
 enum blue_event_type {
 	BLUE_EVENT_QP_FATAL = 1,		/* the engine moved a QP to ERROR */
 	BLUE_EVENT_COMM_EST = 4,		/* first packet on a QP in RTR */
+	BLUE_EVENT_DEVICE_FATAL = 8,		/* daemon mode: blue-manager has gone */
 	BLUE_EVENT_PORT_ACTIVE = 9,
 	BLUE_EVENT_PORT_ERR = 10,
 	BLUE_EVENT_SRQ_LIMIT_REACHED = 15,

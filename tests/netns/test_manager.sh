@@ -20,7 +20,8 @@ IP_A=10.201.97.1	# servers
 IP_B=10.201.97.2	# clients
 PORT0=18710
 
-# mgr_setup: the pair, blue attached on both ends, a blue-manager on each. Sets NS_A
+# mgr_setup [ARGS]: the pair, blue attached on both ends, a blue-manager on each (with
+# ARGS). Sets NS_A
 # NS_B IF_A IF_B MGR_A MGR_B (their PIDs) and LOGS (a directory, removed at exit).
 mgr_setup() {
 	netns_setup mgr "$IP_A" "$IP_B"
@@ -29,8 +30,13 @@ mgr_setup() {
 	blue_attach "$NS_B" "$IF_B" || fail "attach $IF_B"
 	LOGS=$(mktemp -d)
 	on_exit "rm -rf $LOGS"
-	mgr_start "$NS_A" "$IF_A" MGR_A "$LOGS/mgr-a"
-	mgr_start "$NS_B" "$IF_B" MGR_B "$LOGS/mgr-b"
+	mgr_start "$NS_A" "$IF_A" MGR_A "$LOGS/mgr-a" "$@"
+	mgr_start "$NS_B" "$IF_B" MGR_B "$LOGS/mgr-b" "$@"
+}
+
+# held_qps NS IF: the QPs blue-manager's default tenant holds now
+held_qps() {
+	ns_exec "$1" "$BLUECTL" tenant show "$2" default | awk 'NR == 2 { split($5, q, "/"); print q[1] }'
 }
 
 # xfer_server I: a daemon-mode blue_xfer server in NS_A on port PORT0+I; sets SPID_I.
@@ -112,9 +118,14 @@ test_manager_killed_client_leaves_the_others_served() {
 	[ -n "$victim" ] || fail "client 1 has no process under its timeout"
 	kill -9 "$victim"
 	wait "$CPID_1" 2>/dev/null || true
-	kill "$SPID_1" 2>/dev/null
-	wait "$SPID_1" 2>/dev/null || true
 	grep -q '^RESULT' "$LOGS/cli-1" && fail "client 1 finished before it was killed"
+	# its peer sees it fail, in bounded time, on its own
+	for _ in $(seq 1 200); do
+		kill -0 "$SPID_1" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$SPID_1" 2>/dev/null && fail "the killed client's peer did not notice within 20 s"
+	wait "$SPID_1" && fail "the killed client's peer reported success"
 	pair_passed 2
 	# what the killed one made is gone, and a new process is served
 	xfer_server 3
@@ -122,6 +133,50 @@ test_manager_killed_client_leaves_the_others_served() {
 	xfer_client 3 --op write --size 4K --verify
 	pair_passed 3
 	kill -0 "$MGR_A" && kill -0 "$MGR_B" || fail "a daemon died"
+	# every process has gone: their QPs are the pool's again
+	[ "$(held_qps "$NS_A" "$IF_A")" = 0 ] || fail "$IF_A's daemon still holds QPs"
+	[ "$(held_qps "$NS_B" "$IF_B")" = 0 ] || fail "$IF_B's daemon still holds QPs"
+}
+
+# blue-manager --supervise killed with SIGKILL in the middle of a transfer: the process
+# on that side gets WR_FLUSH_ERR completions and a message at once (never a hang: it
+# must be gone well within its own 30 s timeout), the supervisor starts the daemon again,
+# and a new pair is served and verified.
+test_manager_daemon_killed_is_restarted() {
+	mgr_setup --supervise
+	local daemon
+	xfer_server 1
+	sleep 0.5
+	xfer_client 1 --op write --size 64K --iters 200000 --lat-iters 0
+	wait_for_line "$LOGS/cli-1" "connected (RTS)" 20 "$CPID_1" || fail "client 1 never connected"
+	sleep 0.5
+	# timeout(1) -> the supervisor -> the daemon
+	daemon=$(pgrep -P "$(pgrep -P "$MGR_B" | head -n 1)" | head -n 1)
+	[ -n "$daemon" ] || fail "no daemon under the supervisor"
+	kill -9 "$daemon"
+	for _ in $(seq 1 100); do
+		kill -0 "$CPID_1" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$CPID_1" 2>/dev/null && fail "a client of the killed daemon still runs after 10 s"
+	wait "$CPID_1" && fail "a client of the killed daemon reported success"
+	cat "$LOGS/cli-1"
+	grep -q "blue-manager has gone" "$LOGS/cli-1" || fail "the client was not told the daemon went"
+	grep -q "Work Request Flushed Error" "$LOGS/cli-1" || fail "no flushed completions"
+	kill "$SPID_1" 2>/dev/null
+	wait "$SPID_1" 2>/dev/null || true
+	wait_for_line "$LOGS/mgr-b" "killed by signal 9; starting it again (restart 1)" 10 "$MGR_B" ||
+		{ cat "$LOGS/mgr-b"; fail "the supervisor did not restart the daemon"; }
+	for _ in $(seq 1 100); do
+		[ "$(grep -c "^blue-manager: serving $IF_B queue 0" "$LOGS/mgr-b")" -ge 2 ] && break
+		sleep 0.1
+	done
+	[ "$(grep -c "^blue-manager: serving $IF_B queue 0" "$LOGS/mgr-b")" -ge 2 ] ||
+		{ cat "$LOGS/mgr-b"; fail "the restarted daemon does not serve"; }
+	xfer_server 2
+	sleep 0.5
+	xfer_client 2 --op write,read,send --size 4K,64K --verify
+	pair_passed 2
 }
 
 test_manager_stops_and_gives_the_queue_back() {
