@@ -26,6 +26,7 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 INCDIR ?= $(PREFIX)/include
 BINDIR ?= $(PREFIX)/bin
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 
 CC      ?= gcc
 CLANG   ?= clang
@@ -346,14 +347,17 @@ fuzz-seeds: $(B)/fuzz/gen_seeds $(B)/fuzz/gen_cm_seeds
 	$(Q)mkdir -p tests/fuzz/corpus/cm && $(B)/fuzz/gen_cm_seeds tests/fuzz/corpus/cm
 
 # --- install ------------------------------------------------------------------
-install: $(LIBBLUE_A) $(LIBBLUE_SO) $(B)/bin/bluectl
+install: $(LIBBLUE_A) $(LIBBLUE_SO) $(B)/bin/bluectl $(B)/bin/blue-manager
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
-	$(Q)install -d $(DESTDIR)$(INCDIR)/blue $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR)
+	$(Q)install -d $(DESTDIR)$(INCDIR)/blue $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(BINDIR) \
+		$(DESTDIR)$(UNITDIR)
 	$(Q)install -m 644 include/blue/*.h $(DESTDIR)$(INCDIR)/blue/
 	$(Q)install -m 644 $(LIBBLUE_A) $(DESTDIR)$(LIBDIR)/
 	$(Q)install -m 755 $(LIBBLUE_SO) $(DESTDIR)$(LIBDIR)/
 	$(Q)ln -sf libblue.so.$(SOVER) $(DESTDIR)$(LIBDIR)/libblue.so
-	$(Q)install -m 755 $(B)/bin/bluectl $(DESTDIR)$(BINDIR)/
+	$(Q)install -m 755 $(B)/bin/bluectl $(B)/bin/blue-manager $(DESTDIR)$(BINDIR)/
+	$(Q)sed -e 's|@BINDIR@|$(BINDIR)|g' scripts/systemd/blue-manager@.service.in \
+		> $(DESTDIR)$(UNITDIR)/blue-manager@.service
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(LIBDIR)|' \
 		-e 's|@INCDIR@|$(INCDIR)|' -e 's|@VERSION@|$(VERSION)|' \
 		blue.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/blue.pc

@@ -15,9 +15,21 @@ test_install_layout_and_soname() {
 	local f
 	for f in include/blue/blue.h include/blue/wire.h include/blue/qp_ctx.h \
 		include/blue/stats.h include/blue/pins.h lib/libblue.a lib/libblue.so.0 \
-		lib/libblue.so lib/pkgconfig/blue.pc bin/bluectl; do
+		lib/libblue.so lib/pkgconfig/blue.pc bin/bluectl bin/blue-manager \
+		lib/systemd/system/blue-manager@.service; do
 		[ -e "$d/$f" ] || fail "make install did not create $f"
 	done
+	# the unit runs the installed daemon, restarts it, and reloads it with SIGHUP
+	grep -q "^ExecStart=.*$d/bin/blue-manager -d %i" "$d/lib/systemd/system/blue-manager@.service" ||
+		fail "the unit does not start the installed blue-manager"
+	grep -q "^Restart=on-failure" "$d/lib/systemd/system/blue-manager@.service" ||
+		fail "the unit does not restart blue-manager"
+	"$d/bin/blue-manager" --help | grep -q -- "--tenants FILE" || fail "installed blue-manager --help"
+	if command -v systemd-analyze >/dev/null; then
+		systemd-analyze verify "$d/lib/systemd/system/blue-manager@.service" 2>&1 |
+			grep -v "not executable\|No such file\|Failed to\|Unit .* not found" | grep . &&
+			fail "systemd-analyze finds fault with the unit"
+	fi
 	[[ $(readelf -d "$d/lib/libblue.so.0") == *"Library soname: [libblue.so.0]"* ]] ||
 		fail "libblue.so.0 has no soname libblue.so.0"
 	# Exported symbols all carry the version node; internals stay hidden.
