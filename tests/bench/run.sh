@@ -14,12 +14,15 @@
 #                 $B/bench/cc/results.{md,json} and the chart $B/bench/cc.png (cc.sh)
 #   rdmacm        rdma_cm against raw verbs and TCP: qperf -cm1, perftest -R, rping
 #                 against ibv_rc_pingpong, cmtime; $B/bench/rdmacm/results.md (rdmacm.sh)
+#   daemon        blue-manager's daemon mode beside library mode: latency, throughput, four
+#                 processes on one queue, perftest through compat, event mode, --busy
+#                 daemons; $B/bench/daemon/results.md (daemon.sh)
 #
 # Usage: make bench [BENCH="compare diag_cost retx_goodput"]   (BENCH=all: every one)
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 BENCH=${BENCH:-compare}
-[ "$BENCH" = all ] && BENCH="compare diag_cost retx_goodput frame_rate rc_vs_tcp cc rdmacm"
+[ "$BENCH" = all ] && BENCH="compare diag_cost retx_goodput frame_rate rc_vs_tcp cc rdmacm daemon"
 rc=0
 for b in $BENCH; do
 	[ -f "tests/bench/$b.sh" ] || { echo "bench: no benchmark '$b' (tests/bench/$b.sh)" >&2; rc=1; continue; }
