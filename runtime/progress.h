@@ -85,6 +85,7 @@ struct blue_engine {
 	bool running;				/* re-entrancy guard */
 	bool share_lifted;	/* tenants: the pass's second round (tenant_sched.c) */
 	bool share_held;	/* tenants: a share held a QP back this round */
+	uint32_t top_class;	/* tenants: the highest class holding QPs this pass */
 	uint64_t now_ns;			/* CLOCK_MONOTONIC at the start of the pass */
 	uint64_t next_ns;			/* the last pass's timer minimum (0: none): when a
 						 * sleeping thread must run the engine again */

@@ -20,6 +20,7 @@
 #include "runtime/probes.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
+#include "runtime/tenant.h"
 
 const char *const blue__req_state_name[BLUE_REQ__MAX] = {
 	[BLUE_REQ_NEXT_WQE] = "next_wqe",
@@ -61,6 +62,18 @@ static uint32_t rd_atomic_inflight(const struct blue_qp *qp)
 			n++;
 	}
 	return n;
+}
+
+/*
+ * The PSNs the requester may have in flight: congestion control's window, and in
+ * blue-manager the cap a lower class runs under while a higher one holds QPs
+ * (tenant_sched.c): what keeps the queues short that a real-time packet waits in.
+ */
+static uint32_t req_window(const struct blue_qp *qp)
+{
+	uint32_t win = blue__cc_window(qp->live, BLUE_REQ_WINDOW);
+
+	return qp->tenant ? blue__sched_window(qp, win) : win;
 }
 
 /* The fence indicator (IBV_SEND_FENCE): wait until earlier READs and atomics complete. */
@@ -397,7 +410,7 @@ int blue__req_run(struct blue_qp *qp)
 				break;
 			}
 			/* a message that needs more PSNs than the window goes alone */
-			win = blue__cc_window(live, BLUE_REQ_WINDOW);
+			win = req_window(qp);
 			if (live->sq_psn != live->una_psn &&
 			    blue_psn_diff(live->sq_psn, live->una_psn) +
 			    (int32_t)wqe_npkts(w, 0, mtu) > (int32_t)win &&
@@ -410,7 +423,7 @@ int blue__req_run(struct blue_qp *qp)
 
 		case BLUE_REQ_SEND_PKT:
 			if (blue_psn_diff(live->sq_psn, live->una_psn) >=
-			    (int32_t)blue__cc_window(live, BLUE_REQ_WINDOW)) {
+			    (int32_t)req_window(qp)) {
 				st = BLUE_REQ_WAIT;
 				break;
 			}

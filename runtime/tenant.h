@@ -170,6 +170,16 @@ int blue__sched_tx(struct blue_qp *qp, const struct blue_pkt *p) __attribute__((
 void blue__sched_sent(struct blue_qp *qp, const struct blue_pkt *p)
 	__attribute__((visibility("hidden")));
 
+/*
+ * blue__sched_window() - @qp's requester window @win, capped while a higher class than
+ * its tenant's holds QPs: BLUE_SCHED_WIN_LOW PSNs in flight per QP, so that the frames
+ * queued ahead of a real-time packet (the TX ring, the veth, the peer's RX ring) stay
+ * few. Strict priority in one pass cannot reach those queues; this bounds them.
+ */
+#define BLUE_SCHED_WIN_LOW	16
+uint32_t blue__sched_window(const struct blue_qp *qp, uint32_t win)
+	__attribute__((visibility("hidden")));
+
 /* The class's name in the config ("realtime", ...). */
 const char *blue__tenant_class_str(uint32_t klass) __attribute__((visibility("hidden")));
 

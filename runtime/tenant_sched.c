@@ -22,9 +22,14 @@ void blue__sched_begin(struct blue_context *ctx)
 	unsigned int i;
 
 	ctx->eng.share_lifted = false;
-	for (i = 0; i < tt->n; i++)
-		if (tt->t[i].use.qps)
-			sum[tt->t[i].lim.klass] += tt->t[i].lim.weight;
+	ctx->eng.top_class = BLUE_CLASS_NORMAL;
+	for (i = 0; i < tt->n; i++) {
+		if (!tt->t[i].use.qps)
+			continue;
+		sum[tt->t[i].lim.klass] += tt->t[i].lim.weight;
+		if (tt->t[i].lim.klass < ctx->eng.top_class)
+			ctx->eng.top_class = tt->t[i].lim.klass;
+	}
 	for (i = 0; i < tt->n; i++) {
 		struct blue_tenant *t = &tt->t[i];
 		uint32_t w = sum[t->lim.klass];
@@ -55,6 +60,13 @@ int blue__sched_tx(struct blue_qp *qp, const struct blue_pkt *p)
 		return -EAGAIN;
 	}
 	return 0;
+}
+
+uint32_t blue__sched_window(const struct blue_qp *qp, uint32_t win)
+{
+	if (qp->tenant->lim.klass > qp->ctx->eng.top_class && win > BLUE_SCHED_WIN_LOW)
+		return BLUE_SCHED_WIN_LOW;
+	return win;
 }
 
 void blue__sched_sent(struct blue_qp *qp, const struct blue_pkt *p)

@@ -13,6 +13,8 @@
 #              compat, library and daemon mode, against blue_xfer's own figures
 #   events     ibv_rc_pingpong -e -s 8 (event mode: completion channels), us/iteration,
 #              library and daemon
+#   classes    a real-time tenant's 8 B WRITE latency (p50, p99) alone and while a
+#              normal-class tenant (uid 1000) floods the same queue with 64 KiB WRITEs
 #   TCP        tcp_pingpong 8 B p50 on the same veth, for the ratios
 #
 # Each case runs BENCH_REPS times (default 3), round-robin within its mode; the median
@@ -38,6 +40,7 @@ need_bins "$LIB/libibverbs.so.1" "$XFER" "$MGR" "$TPP" "$PWD/$B/bin/bluectl"
 for t in ib_write_lat ib_write_bw ibv_rc_pingpong; do
 	command -v "$t" >/dev/null || die "$t missing: make deps (perftest, ibverbs-utils)"
 done
+command -v setpriv >/dev/null || die "setpriv missing (util-linux)"
 compat_env "$LIB"
 
 NS_A=blue-bd-$$-a NS_B=blue-bd-$$-b
@@ -84,6 +87,7 @@ xfer() {
 }
 
 lat_p50() { sed -nE 's/^write +8 B +latency.* p50 ([0-9.]+).*/\1/p' "$1" | head -1; }
+lat_p99() { sed -nE 's/^write +8 B +latency.* p99 ([0-9.]+).*/\1/p' "$1" | head -1; }
 row_col() {	# LOG SIZE COL: a column of blue_xfer's table row for a write of SIZE
 	awk -v s="$2" -v c="$3" '$1 == "write" && $2 == s && $NF == "OK" { print $c; exit }' "$1"
 }
@@ -94,6 +98,30 @@ xfer_lat() {	# KEY [XFER ARGS]
 	xfer "$key" 18760 --op write --size 8 -n 8 --lat-iters "${LAT_ITERS:-2000}" "$@" &&
 		echo "$key $(lat_p50 "$OUT/$key.cli")" >>"$FIG"
 }
+# flood_start: a normal-class tenant's pair (uid 1000) writing 64 KiB until flood_stop
+flood_start() {
+	ns_bg "$NS_A" FSPID timeout 120 setpriv --reuid=1000 --regid=1000 --clear-groups \
+		env BLUE_MODE=daemon "$XFER" -d "$IF_A" -p 18790 -T 60 >"$OUT/flood.srv" 2>&1
+	sleep 0.3
+	ns_bg "$NS_B" FCPID timeout 120 setpriv --reuid=1000 --regid=1000 --clear-groups \
+		env BLUE_MODE=daemon "$XFER" -d "$IF_B" -p 18790 -T 60 --op write --size 64K \
+		-n 1000000 --lat-iters 0 "$IP_A" >"$OUT/flood.cli" 2>&1
+	wait_for_line "$OUT/flood.cli" "connected (RTS)" 10 "$FCPID" || { failed=1; return; }
+	sleep 0.5
+}
+flood_stop() {
+	kill "$FCPID" "$FSPID" 2>/dev/null
+	wait "$FCPID" "$FSPID" 2>/dev/null
+}
+
+# rt_lat KEY: the real-time tenant's (root's) 8 B latency, p50 and p99
+rt_lat() {
+	xfer "$1" 18762 --op write --size 8 -n 8 --lat-iters 2000 && {
+		echo "$1.p50 $(lat_p50 "$OUT/$1.cli")" >>"$FIG"
+		echo "$1.p99 $(lat_p99 "$OUT/$1.cli")" >>"$FIG"
+	}
+}
+
 xfer_bw() {	# KEY
 	xfer "$1" 18761 --op write --size 1M -n 128 --lat-iters 0 &&
 		echo "$1 $(row_col "$OUT/$1.cli" 1048576 5)" >>"$FIG"
@@ -170,6 +198,17 @@ for ((r = 1; r <= REPS; r++)); do
 	pingpong_ev dmn_ev
 done
 daemons_stop
+printf 'tenant rt class=realtime\ntenant bulk class=normal\nmap uid=1000 bulk\ndefault rt\n' \
+	>"$OUT/tenants.conf"
+daemons_start --tenants "$OUT/tenants.conf"
+for ((r = 1; r <= REPS; r++)); do
+	echo "bench: daemon: priority classes, round $r of $REPS"
+	rt_lat rt_alone
+	flood_start
+	rt_lat rt_flood
+	flood_stop
+done
+daemons_stop
 daemons_start --busy
 for ((r = 1; r <= REPS; r++)); do
 	echo "bench: daemon: --busy daemons, round $r of $REPS"
@@ -206,6 +245,8 @@ row() {	# LABEL LIB DAEMON TARGET
 	echo "| 64 B WRITE Mop/s, four processes on one queue, summed | $(cell dmn_four64) | $(ratio "$(med dmn_four64)" "$(med dmn_one64)") of one | >= 0.9 |"
 	echo "| ib_write_lat / blue_xfer 8 B latency, daemon mode | | $(ratio "$(med dmn_pt_lat)" "$(med dmn_lat8)") | <= 1.3 |"
 	echo "| ib_write_lat / blue_xfer 8 B latency, library mode | | $(ratio "$(med lib_pt_lat)" "$(med lib_lat8)") | <= 1.3 |"
+	echo "| real-time tenant 8 B WRITE p50, us: alone / under a normal-class 64 KiB flood | $(cell rt_alone.p50) / $(cell rt_flood.p50) | $(ratio "$(med rt_flood.p50)" "$(med rt_alone.p50)") | |"
+	echo "| real-time tenant 8 B WRITE p99, us: alone / under the flood | $(cell rt_alone.p99) / $(cell rt_flood.p99) | $(ratio "$(med rt_flood.p99)" "$(med rt_alone.p99)") | <= 1.2 |"
 	echo "| TCP 8 B ping-pong p50, us (tcp_pingpong) | $(cell tcp_lat8) | daemon 8 B WRITE / TCP: $(ratio "$(med dmn_lat8)" "$(med tcp_lat8)") | |"
 	echo
 	echo "median of $REPS runs (min-max); both ends and both daemons share this machine's"
