@@ -163,7 +163,7 @@ test_manager_daemon_killed_is_restarted() {
 	cat "$LOGS/cli-1"
 	grep -q "blue-manager has gone" "$LOGS/cli-1" || fail "the client was not told the daemon went"
 	grep -q "Work Request Flushed Error" "$LOGS/cli-1" || fail "no flushed completions"
-	kill "$SPID_1" 2>/dev/null
+	kill "$SPID_1" 2>/dev/null || true	# its server may have ended already
 	wait "$SPID_1" 2>/dev/null || true
 	wait_for_line "$LOGS/mgr-b" "killed by signal 9; starting it again (restart 1)" 10 "$MGR_B" ||
 		{ cat "$LOGS/mgr-b"; fail "the supervisor did not restart the daemon"; }
