@@ -329,7 +329,7 @@ uint32_t blue__cq_room(const struct blue_cq *cq)
 /*
  * The CQ's channel is in the application (daemon mode): it armed in the ring's header;
  * the first completion that meets the arming disarms it, counts an event there and
- * writes the application's eventfd (mgr_client.c takes it).
+ * sends a byte on the application's channel socket (mgr_client.c takes it).
  */
 static int notify_far(struct blue_cq *cq, const struct blue_wc *wc, bool solicited)
 {

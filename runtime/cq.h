@@ -21,7 +21,8 @@ struct blue_comp_channel {
 	struct blue_context *ctx;
 	int epfd;		/* what a libblue application polls: efd, the HAL socket, the
 				 * timer (it drives the engine when woken) */
-	int efd;		/* eventfd, readable while CQ events are pending: what a
+	int efd;		/* eventfd (daemon mode: a datagram socket), readable while CQ
+				 * events are pending: what a
 				 * verbs program polls (compat; a thread runs the engine) */
 	unsigned int ncq;	/* CQs that use the channel */
 	struct blue_cq *ev_head, *ev_tail;	/* CQs with an event not yet got */

@@ -66,9 +66,10 @@ struct mgr_cq {
 };
 
 /*
- * A completion channel: its eventfd goes to the daemon with each CQ made on it, and the
- * daemon writes it when an armed CQ completes (cq.c notify_far); which CQ it was is in
- * each CQ's ring header (events against events_seen).
+ * A completion channel: a datagram socket pair. A copy of the other end goes to the
+ * daemon with each CQ made on it, and the daemon sends a byte on it when an armed CQ
+ * completes (cq.c notify_far); which CQ it was is in each CQ's ring header (events
+ * against events_seen).
  */
 struct mgr_channel {
 	struct blue_comp_channel ch;	/* ch.efd: the read end */
@@ -556,8 +557,9 @@ static void efd_drain(int fd)
 }
 
 /*
- * The first CQ of @ch with an event not taken. The eventfd is reset first and set again
- * while another CQ still has one, so that it stays readable exactly while events wait.
+ * The first CQ of @ch with an event not taken. The socket is drained first and made
+ * readable again while another CQ still has one, so that it stays readable exactly
+ * while events wait.
  */
 static int mgr_get_cq_event_try(struct blue_comp_channel *ch, struct blue_cq **cq,
 				void **cq_context)
