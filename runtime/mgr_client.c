@@ -35,6 +35,7 @@
 #include "runtime/obs.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
+#include "runtime/srq.h"
 #include "runtime/verbs_ops.h"
 
 struct blue_mgr_client {
@@ -75,6 +76,11 @@ struct mgr_channel {
 	struct blue_comp_channel ch;	/* ch.efd: the read end */
 	int peer;			/* the other end: the daemon gets a copy per CQ */
 	struct mgr_cq *cqs;
+};
+
+struct mgr_srq {
+	struct blue_srq srq;
+	uint32_t h;
 };
 
 struct mgr_qp {
@@ -160,6 +166,7 @@ static void mgr_lost(struct blue_context *ctx)
 	}
 	for (struct mgr_qp *p = m->qps; p; p = p->next)
 		lost_flush_qp(&p->qp);
+	/* an SRQ's WQEs belong to no QP until one takes them: they stay, as the kernel's do */
 }
 
 /* Has the channel closed? Looked at by empty polls, at most every MGR_CHECK_NS. */
@@ -496,6 +503,94 @@ static int mgr_destroy_cq(struct blue_cq *cq)
 	return 0;
 }
 
+static struct blue_srq *mgr_create_srq(struct blue_pd *pd, struct blue_srq_attr *attr,
+				       void *srq_context)
+{
+	struct blue_mgr_req req = req_of(BLUE_MGR_CREATE_SRQ, 0);
+	struct blue_context *ctx = pd->ctx;
+	struct blue_mgr_rep rep;
+	struct mgr_srq *p = calloc(1, sizeof(*p));
+	int fds[BLUE_MGR_MAX_FDS], nfds = 0, err;
+
+	if (!p)
+		return fail_null(ENOMEM);
+	req.u.srq.pd = HANDLE(mgr_pd, pd);
+	req.u.srq.attr = *attr;
+	err = call(ctx, &req, -1, &rep, fds, &nfds);
+	if (!err && nfds != 1)
+		err = EPROTO;
+	if (!err)
+		err = ring_take(&p->srq.wq.ring, fds[0], &rep.u.srq.ring);
+	if (err) {
+		if (rep.handle) {
+			struct blue_mgr_req d = req_of(BLUE_MGR_DESTROY_SRQ, rep.handle);
+
+			call(ctx, &d, -1, &rep, NULL, NULL);
+		}
+		free(p);
+		return fail_null(err);
+	}
+	p->h = rep.handle;
+	p->srq.ctx = ctx;
+	p->srq.pd = pd;
+	p->srq.srq_context = srq_context;
+	p->srq.srqn = rep.u.srq.srqn;
+	p->srq.wq.max_wr = rep.u.srq.attr.max_wr;
+	p->srq.wq.max_sge = rep.u.srq.attr.max_sge;
+	p->srq.wq.shm_fd = -1;
+	*attr = rep.u.srq.attr;
+	ctx->nsrq++;
+	pd->nsrq++;
+	return &p->srq;
+}
+
+/* MODIFY_SRQ and QUERY_SRQ: the attributes both ways. */
+static int srq_attr(struct blue_srq *srq, uint32_t op, struct blue_srq_attr *attr, int mask)
+{
+	struct blue_mgr_req req = req_of(op, HANDLE(mgr_srq, srq));
+	struct blue_mgr_rep rep;
+	int err;
+
+	req.u.srq.attr = *attr;
+	req.u.srq.mask = mask;
+	err = call(srq->ctx, &req, -1, &rep, NULL, NULL);
+	if (!err)
+		*attr = rep.u.srq.attr;
+	return err;
+}
+
+static int mgr_modify_srq(struct blue_srq *srq, struct blue_srq_attr *attr, int attr_mask)
+{
+	return srq_attr(srq, BLUE_MGR_MODIFY_SRQ, attr, attr_mask);
+}
+
+static int mgr_query_srq(struct blue_srq *srq, struct blue_srq_attr *attr)
+{
+	return srq_attr(srq, BLUE_MGR_QUERY_SRQ, attr, 0);
+}
+
+static int mgr_destroy_srq(struct blue_srq *srq)
+{
+	struct blue_mgr_req req = req_of(BLUE_MGR_DESTROY_SRQ, HANDLE(mgr_srq, srq));
+	struct blue_context *ctx = srq->ctx;
+	struct blue_mgr_rep rep;
+	int err;
+
+	if (srq->nqp) {
+		blue__logf("destroy_srq: SRQ 0x%x: %u QPs still take receives from it; destroy "
+			   "them first", srq->srqn, srq->nqp);
+		return EBUSY;
+	}
+	err = call(ctx, &req, -1, &rep, NULL, NULL);
+	if (gone_ok(ctx, &err))
+		return err;
+	blue_ring_fini(&srq->wq.ring);
+	ctx->nsrq--;
+	srq->pd->nsrq--;
+	free(srq);
+	return 0;
+}
+
 static struct blue_comp_channel *mgr_create_comp_channel(struct blue_context *ctx)
 {
 	struct mgr_channel *mc = calloc(1, sizeof(*mc));
@@ -612,9 +707,9 @@ static struct blue_qp *mgr_create_qp(struct blue_pd *pd, struct blue_qp_init_att
 		blue__logf("create_qp: the send and receive CQs must be of this context");
 		return fail_null(EINVAL);
 	}
-	if (attr->srq) {
-		blue__logf("create_qp: SRQs are not served in daemon mode yet");
-		return fail_null(EOPNOTSUPP);
+	if (attr->srq && attr->srq->ctx != ctx) {
+		blue__logf("create_qp: the SRQ is of another device context");
+		return fail_null(EINVAL);
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
@@ -622,6 +717,7 @@ static struct blue_qp *mgr_create_qp(struct blue_pd *pd, struct blue_qp_init_att
 	req.u.create_qp.pd = HANDLE(mgr_pd, pd);
 	req.u.create_qp.send_cq = HANDLE(mgr_cq, attr->send_cq);
 	req.u.create_qp.recv_cq = HANDLE(mgr_cq, attr->recv_cq);
+	req.u.create_qp.srq = attr->srq ? HANDLE(mgr_srq, attr->srq) : 0;
 	req.u.create_qp.cap = attr->cap;
 	req.u.create_qp.qp_type = attr->qp_type;
 	req.u.create_qp.sq_sig_all = attr->sq_sig_all;
@@ -673,6 +769,9 @@ static struct blue_qp *mgr_create_qp(struct blue_pd *pd, struct blue_qp_init_att
 	attr->cap = rep.u.qp.cap;
 	p->next = ctx->mgr->qps;
 	ctx->mgr->qps = p;
+	qp->srq = attr->srq;
+	if (qp->srq)
+		qp->srq->nqp++;
 	ctx->nqp++;
 	pd->nqp++;
 	return qp;
@@ -739,6 +838,8 @@ static int mgr_destroy_qp(struct blue_qp *qp)
 		;
 	if (*pp)
 		*pp = (*pp)->next;
+	if (qp->srq)
+		qp->srq->nqp--;
 	qp_unmap(qp);
 	ctx->nqp--;
 	qp->pd->nqp--;
@@ -849,6 +950,10 @@ static const struct blue_verbs_ops mgr_ops = {
 	.dereg_mr = mgr_dereg_mr,
 	.create_cq = mgr_create_cq,
 	.destroy_cq = mgr_destroy_cq,
+	.create_srq = mgr_create_srq,
+	.modify_srq = mgr_modify_srq,
+	.query_srq = mgr_query_srq,
+	.destroy_srq = mgr_destroy_srq,
 	.create_comp_channel = mgr_create_comp_channel,
 	.destroy_comp_channel = mgr_destroy_comp_channel,
 	.req_notify_cq = mgr_req_notify_cq,

@@ -23,12 +23,13 @@
 #include "runtime/mgr_session.h"
 #include "runtime/mr.h"
 #include "runtime/qp.h"
+#include "runtime/srq.h"
 
 #define MGR_MAX_OBJS	65536	/* handles a session may hold */
 
 static const char *const type_name[] = {
 	[BLUE_MGR_OBJ_FREE] = "nothing", [BLUE_MGR_OBJ_PD] = "PD", [BLUE_MGR_OBJ_MR] = "MR",
-	[BLUE_MGR_OBJ_CQ] = "CQ", [BLUE_MGR_OBJ_QP] = "QP",
+	[BLUE_MGR_OBJ_CQ] = "CQ", [BLUE_MGR_OBJ_QP] = "QP", [BLUE_MGR_OBJ_SRQ] = "SRQ",
 };
 
 /* The object @h names in @ses, of @type; NULL after a message. */
@@ -101,10 +102,16 @@ static int destroy_qp(void *p)
 	return blue_destroy_qp(p);
 }
 
+static int destroy_srq(void *p)
+{
+	return blue_destroy_srq(p);
+}
+
 /* How each kind goes: a DESTROY request, and a session that ended. */
 static int (*const destroy_fn[])(void *p) = {
 	[BLUE_MGR_OBJ_PD] = destroy_pd, [BLUE_MGR_OBJ_MR] = destroy_mr,
 	[BLUE_MGR_OBJ_CQ] = destroy_cq, [BLUE_MGR_OBJ_QP] = destroy_qp,
+	[BLUE_MGR_OBJ_SRQ] = destroy_srq,
 };
 
 /* The quota an object kind counts against; PDs count against none. */
@@ -384,6 +391,8 @@ static int cmd_create_qp(struct blue_mgr_call *c)
 	init.recv_cq = obj_get(c->ses, a->recv_cq, BLUE_MGR_OBJ_CQ);
 	if (!init.send_cq || !init.recv_cq)
 		return EBADF;
+	if (a->srq && !(init.srq = obj_get(c->ses, a->srq, BLUE_MGR_OBJ_SRQ)))
+		return EBADF;
 	if (a->qp_type != BLUE_QPT_RC && a->qp_type != BLUE_QPT_UC) {
 		blue__logf("create_qp: daemon mode serves RC and UC QPs so far (UD: "
 			   "BLUE_MODE=library)");
@@ -514,6 +523,9 @@ static int cmd_destroy(struct blue_mgr_call *c)
 	case BLUE_MGR_DESTROY_CQ:
 		type = BLUE_MGR_OBJ_CQ;
 		break;
+	case BLUE_MGR_DESTROY_SRQ:
+		type = BLUE_MGR_OBJ_SRQ;
+		break;
 	default:
 		type = BLUE_MGR_OBJ_QP;
 		break;
@@ -521,6 +533,45 @@ static int cmd_destroy(struct blue_mgr_call *c)
 	if (!obj_get(c->ses, c->req->handle, type))
 		return EBADF;
 	return obj_destroy(c->ses, c->req->handle);
+}
+
+static int cmd_create_srq(struct blue_mgr_call *c)
+{
+	struct blue_pd *pd = obj_get(c->ses, c->req->u.srq.pd, BLUE_MGR_OBJ_PD);
+	struct blue_srq_attr attr = c->req->u.srq.attr;
+	struct blue_srq *srq;
+
+	if (!pd)
+		return EBADF;
+	srq = blue_create_srq(pd, &attr, NULL);
+	if (!srq)
+		return errno;
+	c->rep->handle = obj_put(c->ses, BLUE_MGR_OBJ_SRQ, srq);
+	if (!c->rep->handle) {
+		blue_destroy_srq(srq);
+		return ENOMEM;
+	}
+	c->rep->u.srq.ring.log2_size = ring_log2(&srq->wq.ring);
+	c->rep->u.srq.ring.elem_size = srq->wq.ring.elem_size;
+	c->rep->u.srq.attr = attr;
+	c->rep->u.srq.srqn = srq->srqn;
+	hand_over(c, &srq->wq.shm_fd);
+	return 0;
+}
+
+/* MODIFY_SRQ (the limit) and QUERY_SRQ */
+static int cmd_srq_attr(struct blue_mgr_call *c)
+{
+	struct blue_srq *srq = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_SRQ);
+	struct blue_srq_attr attr = c->req->u.srq.attr;
+	int err;
+
+	if (!srq)
+		return EBADF;
+	err = c->req->op == BLUE_MGR_MODIFY_SRQ ? blue_modify_srq(srq, &attr, c->req->u.srq.mask) :
+						  blue_query_srq(srq, &attr);
+	c->rep->u.srq.attr = attr;
+	return err;
 }
 
 static int cmd_tenant_get(struct blue_mgr_call *c)
@@ -611,6 +662,10 @@ static const mgr_cmd_fn cmds[BLUE_MGR_OP_MAX] = {
 	[BLUE_MGR_SET_CC] = cmd_qp_policy,
 	[BLUE_MGR_QUERY_CC] = cmd_qp_policy,
 	[BLUE_MGR_CM_INFO] = cmd_cm_info,
+	[BLUE_MGR_CREATE_SRQ] = cmd_create_srq,
+	[BLUE_MGR_MODIFY_SRQ] = cmd_srq_attr,
+	[BLUE_MGR_QUERY_SRQ] = cmd_srq_attr,
+	[BLUE_MGR_DESTROY_SRQ] = cmd_destroy,
 	[BLUE_MGR_TENANT_GET] = cmd_tenant_get,
 	[BLUE_MGR_TENANT_SET] = cmd_tenant_set,
 	[BLUE_MGR_TENANT_RELOAD] = cmd_tenant_reload,
@@ -643,9 +698,10 @@ void blue__mgr_call(struct blue_mgr_call *c)
 
 void blue__mgr_session_drop(struct blue_context *ctx, struct blue_mgr_session *ses)
 {
-	/* what depends on others first: QPs, then MRs, CQs and PDs */
+	/* what depends on others first: QPs, then SRQs, MRs, CQs and PDs */
 	static const enum blue_mgr_obj_type order[] = {
-		BLUE_MGR_OBJ_QP, BLUE_MGR_OBJ_MR, BLUE_MGR_OBJ_CQ, BLUE_MGR_OBJ_PD,
+		BLUE_MGR_OBJ_QP, BLUE_MGR_OBJ_SRQ, BLUE_MGR_OBJ_MR, BLUE_MGR_OBJ_CQ,
+		BLUE_MGR_OBJ_PD,
 	};
 
 	(void)ctx;

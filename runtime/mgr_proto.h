@@ -50,6 +50,10 @@ enum blue_mgr_op {
 	BLUE_MGR_QUERY_CC,
 	BLUE_MGR_CM_INFO,
 	BLUE_MGR_CM_CONNECT,
+	BLUE_MGR_CREATE_SRQ,	/* reply fd: the ring block */
+	BLUE_MGR_MODIFY_SRQ,
+	BLUE_MGR_QUERY_SRQ,
+	BLUE_MGR_DESTROY_SRQ,
 	BLUE_MGR_TENANT_GET,	/* u.tenant.index: the table's Nth (ENOENT past the end) */
 	BLUE_MGR_TENANT_SET,	/* root only: u.tenant.name, u.tenant.items */
 	BLUE_MGR_TENANT_RELOAD,	/* root only: read the config file again, as SIGHUP */
@@ -81,7 +85,13 @@ struct blue_mgr_req {
 			int32_t cqe;
 		} create_cq;
 		struct {
+			uint32_t pd;
+			struct blue_srq_attr attr;
+			int32_t mask;		/* MODIFY_SRQ */
+		} srq;
+		struct {
 			uint32_t pd, send_cq, recv_cq;
+			uint32_t srq;		/* 0: the QP's own receive queue */
 			struct blue_qp_cap cap;
 			uint32_t qp_type;
 			int32_t sq_sig_all;
@@ -141,6 +151,11 @@ struct blue_mgr_rep {
 			struct blue_mgr_ring ring;
 			int32_t cqe;
 		} cq;
+		struct {
+			struct blue_mgr_ring ring;
+			struct blue_srq_attr attr;
+			uint32_t srqn;
+		} srq;
 		struct {
 			uint32_t qpn;
 			struct blue_qp_cap cap;

@@ -21,6 +21,7 @@ enum blue_mgr_obj_type {
 	BLUE_MGR_OBJ_MR,
 	BLUE_MGR_OBJ_CQ,
 	BLUE_MGR_OBJ_QP,
+	BLUE_MGR_OBJ_SRQ,
 };
 
 /* A handle is its index + 1 in the session's table: 0 names nothing. */

@@ -25,8 +25,8 @@ const struct blue_recv_wqe *blue__rq_begin(struct blue_qp *qp)
 		return NULL;
 	qp->rq_held = true;
 	if (qp->sq_copy) {	/* another process writes the ring (wqe_admit.c) */
-		(void)blue__rwqe_take(qp, &qp->rq, blue_rq_wqe(&qp->rq, blue_ring_cons_own(rq)),
-				      qp->rq_copy);
+		(void)blue__rwqe_take("QP", qp->qpn, &qp->rq,
+				      blue_rq_wqe(&qp->rq, blue_ring_cons_own(rq)), qp->rq_copy);
 		return qp->rq_copy;
 	}
 	return blue_rq_wqe(&qp->rq, blue_ring_cons_own(rq));

@@ -34,10 +34,11 @@ void blue__rq_end(struct blue_qp *qp) __attribute__((visibility("hidden")));
 /*
  * blue__rwqe_take() - copy the receive WQE @w of @wq (a ring another process writes)
  * into @copy and check it: SGEs within the queue's max_sge and summing to its length. A
- * WQE that fails is logged and left with no SGEs, so the message it meets fails with a
- * length error on that QP alone (wqe_admit.c). Return: whether it passed.
+ * WQE that fails is logged (naming @who @id: "QP", "SRQ") and left with no SGEs, so the
+ * message it meets fails with a length error on that QP alone (wqe_admit.c).
+ * Return: whether it passed.
  */
-bool blue__rwqe_take(const struct blue_qp *qp, const struct blue_wq *wq,
+bool blue__rwqe_take(const char *who, uint32_t id, const struct blue_wq *wq,
 		     const struct blue_recv_wqe *w, struct blue_recv_wqe *copy)
 	__attribute__((visibility("hidden")));
 

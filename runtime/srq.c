@@ -9,6 +9,7 @@
 #include "runtime/events.h"
 #include "runtime/log.h"
 #include "runtime/mr.h"
+#include "runtime/rq.h"
 #include "runtime/srq.h"
 
 static uint32_t srqn_counter;
@@ -28,23 +29,13 @@ static int srq_attr_check(const struct blue_srq_attr *a)
 	return 0;
 }
 
-struct blue_srq *blue_create_srq(struct blue_pd *pd, struct blue_srq_attr *attr,
-				 void *srq_context)
+struct blue_srq *blue__lib_create_srq(struct blue_pd *pd, struct blue_srq_attr *attr,
+				      void *srq_context)
 {
-	struct blue_context *ctx;
+	struct blue_context *ctx = pd->ctx;
 	struct blue_srq *srq;
 	int err;
 
-	if (!pd || !attr) {
-		errno = EINVAL;
-		return NULL;
-	}
-	ctx = pd->ctx;
-	err = blue__local_only(ctx, "create_srq");
-	if (err) {
-		errno = err;
-		return NULL;
-	}
 	err = srq_attr_check(attr);
 	if (err) {
 		errno = err;
@@ -60,8 +51,9 @@ struct blue_srq *blue_create_srq(struct blue_pd *pd, struct blue_srq_attr *attr,
 		errno = ENOMEM;
 		return NULL;
 	}
+	srq->wq.shm_fd = -1;
 	err = blue__wq_init(&srq->wq, 0, attr->max_wr, attr->max_sge ? attr->max_sge : 1, 0,
-			    false);
+			    ctx->shared_rings);
 	if (err) {
 		free(srq);
 		errno = -err;
@@ -81,10 +73,8 @@ struct blue_srq *blue_create_srq(struct blue_pd *pd, struct blue_srq_attr *attr,
 	return srq;
 }
 
-int blue_modify_srq(struct blue_srq *srq, struct blue_srq_attr *attr, int attr_mask)
+int blue__lib_modify_srq(struct blue_srq *srq, struct blue_srq_attr *attr, int attr_mask)
 {
-	if (!srq || !attr)
-		return EINVAL;
 	if (attr_mask & ~(BLUE_SRQ_MAX_WR | BLUE_SRQ_LIMIT)) {
 		blue__logf("modify_srq: SRQ 0x%x: unknown attr_mask bits 0x%x", srq->srqn,
 			   attr_mask & ~(BLUE_SRQ_MAX_WR | BLUE_SRQ_LIMIT));
@@ -107,10 +97,8 @@ int blue_modify_srq(struct blue_srq *srq, struct blue_srq_attr *attr, int attr_m
 	return 0;
 }
 
-int blue_query_srq(struct blue_srq *srq, struct blue_srq_attr *attr)
+int blue__lib_query_srq(struct blue_srq *srq, struct blue_srq_attr *attr)
 {
-	if (!srq || !attr)
-		return EINVAL;
 	attr->max_wr = srq->wq.max_wr;
 	attr->max_sge = srq->wq.max_sge;
 	attr->srq_limit = __atomic_load_n(&srq->limit, __ATOMIC_ACQUIRE);
@@ -120,18 +108,20 @@ int blue_query_srq(struct blue_srq *srq, struct blue_srq_attr *attr)
 int blue_post_srq_recv(struct blue_srq *srq, struct blue_recv_wr *wr,
 		       struct blue_recv_wr **bad_wr)
 {
+	int err;
+
 	if (!srq || !wr) {
 		if (bad_wr)
 			*bad_wr = wr;
 		return EINVAL;
 	}
-	return blue__wq_post_recv(&srq->wq, "post_srq_recv: SRQ", srq->srqn, wr, bad_wr);
+	err = blue__wq_post_recv(&srq->wq, "post_srq_recv: SRQ", srq->srqn, wr, bad_wr);
+	srq->ctx->ops->kick(srq->ctx);	/* daemon mode: wake an engine that sleeps */
+	return err;
 }
 
-int blue_destroy_srq(struct blue_srq *srq)
+int blue__lib_destroy_srq(struct blue_srq *srq)
 {
-	if (!srq)
-		return EINVAL;
 	if (srq->nqp) {
 		blue__logf("destroy_srq: SRQ 0x%x: %u QPs still take receives from it; destroy "
 			   "them first", srq->srqn, srq->nqp);
@@ -154,7 +144,10 @@ const struct blue_recv_wqe *blue__srq_take(struct blue_srq *srq, struct blue_rec
 		return NULL;
 	/* the SGEs it uses, not the max_sge room every slot has: one copy per message */
 	w = blue_rq_wqe(&srq->wq, blue_ring_cons_own(r));
-	memcpy(copy, w, sizeof(*w) + w->num_sge * sizeof(w->sge[0]));
+	if (srq->ctx->shared_rings)	/* another process writes the ring (wqe_admit.c) */
+		(void)blue__rwqe_take("SRQ", srq->srqn, &srq->wq, w, copy);
+	else
+		memcpy(copy, w, sizeof(*w) + w->num_sge * sizeof(w->sge[0]));
 	blue_ring_consume(r, 1);
 	/*
 	 * IBA 10.2.9.1 (as rxe_srq.c): an armed limit fires once when the WQEs left drop

@@ -13,6 +13,7 @@
 #include "runtime/mr.h"
 #include "runtime/progress.h"
 #include "runtime/qp.h"
+#include "runtime/srq.h"
 #include "runtime/verbs_ops.h"
 
 static void lib_progress(struct blue_context *ctx)
@@ -42,6 +43,10 @@ const struct blue_verbs_ops blue__lib_ops = {
 	.reg_mr = blue__lib_reg_mr,
 	.dereg_mr = blue__lib_dereg_mr,
 	.create_cq = blue__lib_create_cq,
+	.create_srq = blue__lib_create_srq,
+	.modify_srq = blue__lib_modify_srq,
+	.query_srq = blue__lib_query_srq,
+	.destroy_srq = blue__lib_destroy_srq,
 	.create_comp_channel = blue__lib_create_comp_channel,
 	.destroy_comp_channel = blue__lib_destroy_comp_channel,
 	.req_notify_cq = blue__lib_req_notify_cq,
@@ -107,6 +112,27 @@ struct blue_mr *blue_reg_mr(struct blue_pd *pd, void *addr, size_t length, unsig
 int blue_dereg_mr(struct blue_mr *mr)
 {
 	return mr ? mr->context->ops->dereg_mr(mr) : EINVAL;
+}
+
+struct blue_srq *blue_create_srq(struct blue_pd *pd, struct blue_srq_attr *attr,
+				 void *srq_context)
+{
+	return pd && attr ? pd->ctx->ops->create_srq(pd, attr, srq_context) : null_arg();
+}
+
+int blue_modify_srq(struct blue_srq *srq, struct blue_srq_attr *attr, int attr_mask)
+{
+	return srq && attr ? srq->ctx->ops->modify_srq(srq, attr, attr_mask) : EINVAL;
+}
+
+int blue_query_srq(struct blue_srq *srq, struct blue_srq_attr *attr)
+{
+	return srq && attr ? srq->ctx->ops->query_srq(srq, attr) : EINVAL;
+}
+
+int blue_destroy_srq(struct blue_srq *srq)
+{
+	return srq ? srq->ctx->ops->destroy_srq(srq) : EINVAL;
 }
 
 struct blue_comp_channel *blue_create_comp_channel(struct blue_context *ctx)

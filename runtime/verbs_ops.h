@@ -36,6 +36,11 @@ struct blue_verbs_ops {
 				     struct blue_comp_channel *channel, int comp_vector);
 	int (*destroy_cq)(struct blue_cq *cq);
 	/* event mode: the channel, arming a CQ, and one non-blocking take of an event */
+	struct blue_srq *(*create_srq)(struct blue_pd *pd, struct blue_srq_attr *attr,
+				       void *srq_context);
+	int (*modify_srq)(struct blue_srq *srq, struct blue_srq_attr *attr, int attr_mask);
+	int (*query_srq)(struct blue_srq *srq, struct blue_srq_attr *attr);
+	int (*destroy_srq)(struct blue_srq *srq);
 	struct blue_comp_channel *(*create_comp_channel)(struct blue_context *ctx);
 	int (*destroy_comp_channel)(struct blue_comp_channel *ch);
 	int (*req_notify_cq)(struct blue_cq *cq, int solicited_only);
@@ -73,6 +78,12 @@ struct blue_cq *blue__lib_create_cq(struct blue_context *ctx, int cqe, void *cq_
 				    struct blue_comp_channel *channel, int comp_vector)
 	BLUE_HIDDEN_OPS;
 int blue__lib_destroy_cq(struct blue_cq *cq) BLUE_HIDDEN_OPS;
+struct blue_srq *blue__lib_create_srq(struct blue_pd *pd, struct blue_srq_attr *attr,
+				      void *srq_context) BLUE_HIDDEN_OPS;
+int blue__lib_modify_srq(struct blue_srq *srq, struct blue_srq_attr *attr, int attr_mask)
+	BLUE_HIDDEN_OPS;
+int blue__lib_query_srq(struct blue_srq *srq, struct blue_srq_attr *attr) BLUE_HIDDEN_OPS;
+int blue__lib_destroy_srq(struct blue_srq *srq) BLUE_HIDDEN_OPS;
 struct blue_comp_channel *blue__lib_create_comp_channel(struct blue_context *ctx) BLUE_HIDDEN_OPS;
 int blue__lib_destroy_comp_channel(struct blue_comp_channel *ch) BLUE_HIDDEN_OPS;
 int blue__lib_req_notify_cq(struct blue_cq *cq, int solicited_only) BLUE_HIDDEN_OPS;

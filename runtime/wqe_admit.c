@@ -85,7 +85,7 @@ int blue__wq_copies_init(struct blue_qp *qp, bool shared)
 	return qp->sq_copy && qp->rq_copy ? 0 : -1;
 }
 
-bool blue__rwqe_take(const struct blue_qp *qp, const struct blue_wq *wq,
+bool blue__rwqe_take(const char *who, uint32_t id, const struct blue_wq *wq,
 		     const struct blue_recv_wqe *w, struct blue_recv_wqe *copy)
 {
 	uint64_t sum = 0;
@@ -98,8 +98,8 @@ bool blue__rwqe_take(const struct blue_qp *qp, const struct blue_wq *wq,
 		if (sum == copy->length)
 			return true;
 	}
-	blue__logf("QP 0x%x: receive WQE wr_id %llu refused: %u SGEs (the queue takes %u) "
-		   "for %u bytes; it takes no message (a length error)", qp->qpn,
+	blue__logf("%s 0x%x: receive WQE wr_id %llu refused: %u SGEs (the queue takes %u) "
+		   "for %u bytes; it takes no message (a length error)", who, id,
 		   (unsigned long long)copy->wr_id, copy->num_sge, wq->max_sge, copy->length);
 	copy->num_sge = copy->length = 0;
 	return false;

@@ -6,9 +6,9 @@
 # (posix_memalign, malloc), which the engine reaches with process_vm. No progress thread
 # runs in the programs: the daemon's engine answers perftest's servers while they sleep
 # in a TCP read. Each run passes on both exit statuses and the tool's own report; the
-# pingpong also checks every byte it receives (-c), polling and in event mode (-e). Then
-# three processes per namespace at once, MPI-style: two ib_write_bw pairs and an
-# rc_pingpong pair on one queue each end.
+# pingpongs also check every byte they receive (-c): RC polling and in event mode (-e),
+# and SRQ. Then three processes per namespace at once, MPI-style: two ib_write_bw pairs
+# and an rc_pingpong pair on one queue each end.
 # Run: B=build bash tests/lib/runner.sh tests/compat/test_compat_daemon.sh
 # shellcheck source=tests/lib/netns.sh
 source tests/lib/netns.sh
@@ -25,7 +25,8 @@ CD_IP_B=10.201.98.2	# clients
 cd_setup() {
 	local t
 	need_bins "$CD_LIB/libibverbs.so.1" "$BLUECTL"
-	for t in ib_write_bw ib_write_lat ib_read_bw ib_send_lat ib_atomic_bw ibv_rc_pingpong; do
+	for t in ib_write_bw ib_write_lat ib_read_bw ib_send_lat ib_atomic_bw ibv_rc_pingpong \
+		 ibv_srq_pingpong; do
 		[ -x "/usr/bin/$t" ] || skip "/usr/bin/$t missing (make deps: ibverbs-utils, perftest)"
 	done
 	compat_env "$CD_LIB"
@@ -131,6 +132,17 @@ test_daemon_rc_pingpong_events() {
 	cd_done ev
 	compat_pingpong_check "$LOGS/ev.srv" 200 4096 || fail "server summary"
 	compat_pingpong_check "$LOGS/ev.cli" 200 4096 || fail "client summary"
+	cd_served_by_daemons
+}
+
+# ibv_srq_pingpong -c: 16 QPs taking their receives from one SRQ, in the daemon
+test_daemon_srq_pingpong_checked() {
+	cd_setup
+	cd_server srq ibv_srq_pingpong 18731 -g 1 -p 18731 -s 4096 -n 200 -c
+	cd_client srq ibv_srq_pingpong -g 1 -p 18731 -s 4096 -n 200 -c
+	cd_done srq
+	compat_pingpong_check "$LOGS/srq.srv" 200 4096 || fail "server summary"
+	compat_pingpong_check "$LOGS/srq.cli" 200 4096 || fail "client summary"
 	cd_served_by_daemons
 }
 

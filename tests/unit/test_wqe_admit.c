@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "runtime/qp.h"
+#include "runtime/srq.h"
 #include "runtime/wq.h"
 #include "tests/unit/rc_fixture.h"
 
@@ -250,5 +251,62 @@ Test(wqe_admit, producer_index_lie_walks_one_ring_at_most)
 			break;
 	}
 	cr_assert_leq(n, (int)size, "more completions than the ring holds: %d", n);
+	rc_fx_fini(&fx);
+}
+
+Test(wqe_admit, srq_wqe_sge_lie_fails_that_message_only)
+{
+	struct mem src, dst;
+	struct blue_srq_attr sa = { .max_wr = 8, .max_sge = 2 };
+	struct blue_recv_wr rwr = { 0 };
+	struct blue_recv_wqe *rw;
+	struct blue_qp_init_attr ia = { 0 };
+	struct blue_srq *srq;
+	struct blue_sge sge, rsge;
+	struct blue_send_wr wr = { 0 };
+	struct rc_fx fx;
+	struct blue_wc wc;
+
+	/* b's QP takes its receives from an SRQ whose ring another process writes */
+	rc_fx_init_noqp(&fx, NULL);
+	fx.a.ctx->shared_rings = fx.b.ctx->shared_rings = true;
+	rc_qp_create(&fx, &fx.a);
+	srq = blue_create_srq(fx.b.pd, &sa, NULL);
+	cr_assert_not_null(srq);
+	ia.send_cq = fx.b.scq;
+	ia.recv_cq = fx.b.rcq;
+	ia.srq = srq;
+	ia.qp_type = BLUE_QPT_RC;
+	ia.cap.max_send_wr = 8;
+	ia.cap.max_send_sge = 1;
+	fx.b.qp = blue_create_qp(fx.b.pd, &ia);
+	cr_assert_not_null(fx.b.qp);
+	rc_qp_connect(&fx, &fx.a, &fx.b, fx.o.sq_psn_a, fx.o.sq_psn_b);
+	rc_qp_connect(&fx, &fx.b, &fx.a, fx.o.sq_psn_b, fx.o.sq_psn_a);
+	mem_reg(&src, &fx.a, 4096, 9);
+	mem_reg(&dst, &fx.b, 4096, -1);
+	rsge = (struct blue_sge){ .addr = (uintptr_t)dst.buf, .length = 4096, .lkey = dst.mr->lkey };
+	rwr.wr_id = 5;
+	rwr.sg_list = &rsge;
+	rwr.num_sge = 1;
+	cr_assert_eq(blue_post_srq_recv(srq, &rwr, NULL), 0);
+	rw = blue_rq_wqe(&srq->wq, blue_ring_prod_own(&srq->wq.ring) - 1);
+	rw->num_sge = 100000;
+	sge = (struct blue_sge){ .addr = (uintptr_t)src.buf, .length = 256, .lkey = src.mr->lkey };
+	wr.wr_id = 6;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = BLUE_WR_SEND;
+	wr.send_flags = BLUE_SEND_SIGNALED;
+	rc_post_send(&fx.a, &wr);
+	wc = rc_wait1(&fx, fx.b.rcq, WAIT_MS);
+	cr_assert_eq(wc.wr_id, 5);
+	cr_assert_neq(wc.status, BLUE_WC_SUCCESS, "an SRQ WQE that lied took the message");
+	cr_assert(all_zero(dst.buf, 4096), "a refused SRQ WQE was written");
+	cr_assert_eq(blue_destroy_qp(fx.b.qp), 0);
+	fx.b.qp = NULL;
+	cr_assert_eq(blue_destroy_srq(srq), 0);
+	mem_unreg(&src);
+	mem_unreg(&dst);
 	rc_fx_fini(&fx);
 }
