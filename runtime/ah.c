@@ -66,11 +66,8 @@ struct blue_ah *blue_create_ah(struct blue_pd *pd, const struct blue_ah_attr *at
 		errno = EINVAL;
 		return NULL;
 	}
-	err = blue__local_only(pd->ctx, "create_ah");
-	if (err) {
-		errno = err;
-		return NULL;
-	}
+	/* daemon mode too: the GID table came with HELLO, and the neighbour tables are the
+	 * network namespace's, the daemon's as much as this process's */
 	err = blue__av_resolve(pd->ctx, attr, "create_ah", dmac);
 	if (err) {
 		errno = err;

@@ -18,6 +18,7 @@
 #include "runtime/device.h"
 #include "runtime/log.h"
 #include "runtime/mcast.h"
+#include "runtime/verbs_ops.h"
 #include "runtime/qp.h"
 
 static struct blue_mcast_grp *grp_find(struct blue_mcast *mc, const uint8_t mgid[16])
@@ -153,6 +154,8 @@ static int mcast_check(const struct blue_qp *qp, const union blue_gid *gid, cons
 			   who, qp->qpn);
 		return EINVAL;
 	}
+	if (blue__local_only(qp->ctx, who))
+		return EOPNOTSUPP;
 	if (!blue_gid_is_mcast(gid->raw)) {
 		blue__logf("%s: %s is not a multicast GID (ff00::/8, or ::ffff:a.b.c.d with "
 			   "a.b.c.d in 224.0.0.0/4)", who, blue__gid_str(gid, gstr, sizeof(gstr)));

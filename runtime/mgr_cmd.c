@@ -393,10 +393,10 @@ static int cmd_create_qp(struct blue_mgr_call *c)
 		return EBADF;
 	if (a->srq && !(init.srq = obj_get(c->ses, a->srq, BLUE_MGR_OBJ_SRQ)))
 		return EBADF;
-	if (a->qp_type != BLUE_QPT_RC && a->qp_type != BLUE_QPT_UC) {
-		blue__logf("create_qp: daemon mode serves RC and UC QPs so far (UD: "
-			   "BLUE_MODE=library)");
-		return EOPNOTSUPP;
+	if (a->qp_type != BLUE_QPT_RC && a->qp_type != BLUE_QPT_UC &&
+	    a->qp_type != BLUE_QPT_UD) {
+		blue__logf("create_qp: QP type %u: daemon mode serves RC, UC and UD", a->qp_type);
+		return EINVAL;
 	}
 	init.cap = a->cap;
 	init.qp_type = (enum blue_qp_type)a->qp_type;

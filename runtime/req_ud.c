@@ -108,6 +108,10 @@ int blue__req_ud_run(struct blue_qp *qp)
 		/* it completes as it leaves: only with room for its completion */
 		if (!blue__cq_room(qp->send_cq))
 			break;
+		if (e->state == BLUE_SWQE_ERROR) {	/* refused when taken in (wqe_admit.c) */
+			ud_fail(qp, e, (enum blue_wc_status)e->status);
+			return sent;
+		}
 		switch (ud_check(qp, w)) {
 		case UD_ERROR:
 			ud_fail(qp, e, BLUE_WC_LOC_PROT_ERR);

@@ -27,6 +27,8 @@ static uint32_t wqe_tail(const struct blue_qp *qp)
 
 static bool opcode_ok(const struct blue_qp *qp, uint32_t op)
 {
+	if (qp->type == BLUE_QPT_UD)
+		return op == BLUE_WR_SEND || op == BLUE_WR_SEND_WITH_IMM;
 	switch (op) {
 	case BLUE_WR_SEND:
 	case BLUE_WR_SEND_WITH_IMM:
@@ -54,6 +56,19 @@ static const char *wqe_fault(const struct blue_qp *qp, const struct blue_send_wq
 
 	if (!opcode_ok(qp, w->opcode))
 		return "an opcode this QP does not take from another process";
+	if (qp->type == BLUE_QPT_UD) {
+		union blue_gid dgid;
+		uint32_t ip;
+
+		memcpy(dgid.raw, w->ud.dgid, 16);
+		/* the source is one of this device's GIDs, of the destination's IP version */
+		if (!blue__gid_valid(qp->ctx->gid, w->ud.sgid_index) ||
+		    blue__gid_ipv4(&qp->ctx->gid[w->ud.sgid_index], &ip) !=
+		    blue__gid_ipv4(&dgid, &ip))
+			return "a UD source GID index this device does not have for that peer";
+		if (w->ud.dqpn > BLUE_QPN_MASK)
+			return "a UD destination QPN past 24 bits";
+	}
 	if (blue_wqe_is_inline(w)) {
 		if (w->num_sge || w->length > wqe_tail(qp))
 			return "inline data longer than its slot";

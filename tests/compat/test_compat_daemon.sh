@@ -7,7 +7,7 @@
 # runs in the programs: the daemon's engine answers perftest's servers while they sleep
 # in a TCP read. Each run passes on both exit statuses and the tool's own report; the
 # pingpongs also check every byte they receive (-c): RC polling and in event mode (-e),
-# and SRQ. Then three processes per namespace at once, MPI-style: two ib_write_bw pairs
+# and SRQ; UD runs ibv_ud_pingpong and ib_send_bw -c UD. Then three processes per namespace at once, MPI-style: two ib_write_bw pairs
 # and an rc_pingpong pair on one queue each end.
 # Run: B=build bash tests/lib/runner.sh tests/compat/test_compat_daemon.sh
 # shellcheck source=tests/lib/netns.sh
@@ -26,7 +26,7 @@ cd_setup() {
 	local t
 	need_bins "$CD_LIB/libibverbs.so.1" "$BLUECTL"
 	for t in ib_write_bw ib_write_lat ib_read_bw ib_send_lat ib_atomic_bw ibv_rc_pingpong \
-		 ibv_srq_pingpong; do
+		 ibv_srq_pingpong ibv_ud_pingpong; do
 		[ -x "/usr/bin/$t" ] || skip "/usr/bin/$t missing (make deps: ibverbs-utils, perftest)"
 	done
 	compat_env "$CD_LIB"
@@ -145,6 +145,19 @@ test_daemon_srq_pingpong_checked() {
 	compat_pingpong_check "$LOGS/srq.cli" 200 4096 || fail "client summary"
 	cd_served_by_daemons
 }
+
+# UD in the daemon: ibv_ud_pingpong (address handles made in the process, the GRH in each
+# receive buffer) and ib_send_bw -c UD
+test_daemon_ud_pingpong() {
+	cd_setup
+	cd_server ud ibv_ud_pingpong 18732 -g 1 -p 18732 -s 1000 -n 200
+	cd_client ud ibv_ud_pingpong -g 1 -p 18732 -s 1000 -n 200
+	cd_done ud
+	compat_pingpong_check "$LOGS/ud.srv" 200 1000 || fail "server summary"
+	compat_pingpong_check "$LOGS/ud.cli" 200 1000 || fail "client summary"
+	cd_served_by_daemons
+}
+test_daemon_send_bw_ud() { cd_perf ib_send_bw 500 18733 -c UD -s 1024 --report_gbits; }
 
 # Three processes per namespace on one queue at once: two ib_write_bw pairs and a
 # checked rc_pingpong pair, each passing on its own report.

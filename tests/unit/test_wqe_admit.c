@@ -310,3 +310,66 @@ Test(wqe_admit, srq_wqe_sge_lie_fails_that_message_only)
 	mem_unreg(&dst);
 	rc_fx_fini(&fx);
 }
+
+Test(wqe_admit, ud_source_gid_index_lie_refused)
+{
+	struct blue_qp_init_attr ia = { 0 };
+	struct blue_ah_attr aa = { 0 };
+	struct blue_send_wqe *w;
+	struct blue_qp_attr qa;
+	struct blue_send_wr wr = { 0 };
+	struct mem src;
+	struct blue_ah *ah;
+	struct blue_sge sge;
+	struct rc_fx fx;
+	struct blue_wc wc;
+
+	rc_fx_init_noqp(&fx, NULL);
+	fx.a.ctx->shared_rings = true;
+	ia.send_cq = fx.a.scq;
+	ia.recv_cq = fx.a.rcq;
+	ia.qp_type = BLUE_QPT_UD;
+	ia.cap.max_send_wr = 8;
+	ia.cap.max_recv_wr = 8;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	fx.a.qp = blue_create_qp(fx.a.pd, &ia);
+	cr_assert_not_null(fx.a.qp);
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = BLUE_QPS_INIT;
+	qa.qkey = 0x11111111;
+	qa.port_num = 1;
+	cr_assert_eq(blue_modify_qp(fx.a.qp, &qa, BLUE_QP_STATE | BLUE_QP_PKEY_INDEX |
+				    BLUE_QP_PORT | BLUE_QP_QKEY), 0);
+	qa.qp_state = BLUE_QPS_RTR;
+	cr_assert_eq(blue_modify_qp(fx.a.qp, &qa, BLUE_QP_STATE), 0);
+	qa.qp_state = BLUE_QPS_RTS;
+	qa.sq_psn = 1;
+	cr_assert_eq(blue_modify_qp(fx.a.qp, &qa, BLUE_QP_STATE | BLUE_QP_SQ_PSN), 0);
+	aa.sgid_index = 1;
+	aa.dgid.raw[10] = aa.dgid.raw[11] = 0xff;
+	memcpy(aa.dgid.raw + 12, &fx.b.ip, 4);
+	aa.port_num = 1;
+	ah = blue_create_ah(fx.a.pd, &aa);
+	cr_assert_not_null(ah);
+	mem_reg(&src, &fx.a, 4096, 1);
+	sge = (struct blue_sge){ .addr = (uintptr_t)src.buf, .length = 64, .lkey = src.mr->lkey };
+	wr.wr_id = 9;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = BLUE_WR_SEND;
+	wr.send_flags = BLUE_SEND_SIGNALED;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = 0x123;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	rc_post_send(&fx.a, &wr);
+	/* the other process points the source at a GID slot far past the table */
+	w = blue_sq_wqe(&fx.a.qp->sq, blue_ring_prod_own(&fx.a.qp->sq.ring) - 1);
+	w->ud.sgid_index = 200;
+	wc = rc_wait1(&fx, fx.a.scq, WAIT_MS);
+	cr_assert_eq(wc.wr_id, 9);
+	cr_assert_eq(wc.status, BLUE_WC_LOC_QP_OP_ERR, "status %d", wc.status);
+	cr_assert_eq(blue_destroy_ah(ah), 0);
+	mem_unreg(&src);
+	rc_fx_fini(&fx);
+}
