@@ -53,37 +53,30 @@ static int mgr_ask(int fd, struct blue_mgr_req *req, struct blue_mgr_rep *rep)
 	return rep->err;
 }
 
-static void num_or_dash(char *buf, size_t len, uint64_t v)
+/* "held/allowed", "-" for no limit */
+static void held(char *buf, size_t len, uint64_t used, uint64_t max)
 {
-	if (v)
-		snprintf(buf, len, "%llu", (unsigned long long)v);
+	if (max)
+		snprintf(buf, len, "%llu/%llu", (unsigned long long)used, (unsigned long long)max);
 	else
-		snprintf(buf, len, "-");
+		snprintf(buf, len, "%llu/-", (unsigned long long)used);
 }
 
 static void print_row(const struct blue_mgr_rep *r, bool head)
 {
 	const typeof(r->u.tenant) *t = &r->u.tenant;
-	char rate[24], q[24], m[24], b[24], c[24];
+	char rate[24] = "-", q[24], m[24], b[48], c[24];
 
 	if (head)
 		printf("%-16s %-8s %6s %12s %9s %9s %14s %9s %5s %14s %14s %10s %6s\n", "TENANT",
 		       "CLASS", "WEIGHT", "RATE(bit/s)", "QPS", "MRS", "MR_BYTES", "CQS", "PROCS",
 		       "TX_BYTES", "RX_BYTES", "THROTTLED", "EDQUOT");
-	num_or_dash(rate, sizeof(rate), t->lim.rate_bps);
-	snprintf(q, sizeof(q), "%u/%s", t->use.qps, t->lim.qps ? "" : "-");
-	if (t->lim.qps)
-		snprintf(q, sizeof(q), "%u/%u", t->use.qps, t->lim.qps);
-	snprintf(m, sizeof(m), "%u/%s", t->use.mrs, t->lim.mrs ? "" : "-");
-	if (t->lim.mrs)
-		snprintf(m, sizeof(m), "%u/%u", t->use.mrs, t->lim.mrs);
-	snprintf(b, sizeof(b), "%llu/-", (unsigned long long)t->use.mr_bytes);
-	if (t->lim.mr_bytes)
-		snprintf(b, sizeof(b), "%llu/%llu", (unsigned long long)t->use.mr_bytes,
-			 (unsigned long long)t->lim.mr_bytes);
-	snprintf(c, sizeof(c), "%u/-", t->use.cqs);
-	if (t->lim.cqs)
-		snprintf(c, sizeof(c), "%u/%u", t->use.cqs, t->lim.cqs);
+	if (t->lim.rate_bps)
+		snprintf(rate, sizeof(rate), "%llu", (unsigned long long)t->lim.rate_bps);
+	held(q, sizeof(q), t->use.qps, t->lim.qps);
+	held(m, sizeof(m), t->use.mrs, t->lim.mrs);
+	held(b, sizeof(b), t->use.mr_bytes, t->lim.mr_bytes);
+	held(c, sizeof(c), t->use.cqs, t->lim.cqs);
 	printf("%-16s %-8s %6u %12s %9s %9s %14s %9s %5u %14llu %14llu %10llu %6llu%s\n",
 	       t->name, blue__tenant_class_str(t->lim.klass), t->lim.weight, rate, q, m, b, c,
 	       t->use.sessions, (unsigned long long)t->use.tx_bytes,
