@@ -53,6 +53,12 @@ OUT=$PWD/$B/bench/daemon
 rm -rf "$OUT"
 mkdir -p "$OUT"
 FIG=$OUT/figures	# "key value" per repetition
+# uid 1000's copy of blue_xfer (libblue is static in it), wherever the clone is readable
+UBIN=$(mktemp -d)
+on_exit "rm -rf $UBIN"
+chmod 755 "$UBIN"
+cp "$XFER" "$UBIN/"
+UXFER=$UBIN/blue_xfer
 : >"$FIG"
 failed=0
 MODE=library
@@ -101,10 +107,10 @@ xfer_lat() {	# KEY [XFER ARGS]
 # flood_start: a normal-class tenant's pair (uid 1000) writing 64 KiB until flood_stop
 flood_start() {
 	ns_bg "$NS_A" FSPID timeout 120 setpriv --reuid=1000 --regid=1000 --clear-groups \
-		env BLUE_MODE=daemon "$XFER" -d "$IF_A" -p 18790 -T 60 >"$OUT/flood.srv" 2>&1
+		env BLUE_MODE=daemon "$UXFER" -d "$IF_A" -p 18790 -T 60 >"$OUT/flood.srv" 2>&1
 	sleep 0.3
 	ns_bg "$NS_B" FCPID timeout 120 setpriv --reuid=1000 --regid=1000 --clear-groups \
-		env BLUE_MODE=daemon "$XFER" -d "$IF_B" -p 18790 -T 60 --op write --size 64K \
+		env BLUE_MODE=daemon "$UXFER" -d "$IF_B" -p 18790 -T 60 --op write --size 64K \
 		-n 1000000 --lat-iters 0 "$IP_A" >"$OUT/flood.cli" 2>&1
 	wait_for_line "$OUT/flood.cli" "connected (RTS)" 10 "$FCPID" || { failed=1; return; }
 	sleep 0.5

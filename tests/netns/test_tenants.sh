@@ -33,6 +33,18 @@ tn_setup() {
 	LOGS=$(mktemp -d)
 	chmod 755 "$LOGS"
 	on_exit "rm -rf $LOGS"
+	# what uid 1000 runs, where it may read it whatever the clone's directory allows:
+	# the programs (libblue is static in them) and the LeakSanitizer suppressions
+	mkdir -m 755 "$LOGS/bin"
+	cp "$XFER" "$BLUECTL" "$LOGS/bin/"
+	UXFER=$LOGS/bin/blue_xfer
+	UBLUECTL=$LOGS/bin/bluectl
+	UENV=(env BLUE_MODE=daemon)
+	if [ -n "${LSAN_OPTIONS:-}" ] && [ -r tests/lsan.supp ]; then
+		cp tests/lsan.supp "$LOGS/lsan.supp"
+		chmod 644 "$LOGS/lsan.supp"
+		UENV+=(LSAN_OPTIONS="suppressions=$LOGS/lsan.supp:print_suppressions=0")
+	fi
 	CONF=$LOGS/tenants.conf
 	cat >"$CONF" <<-EOF
 		# the test's tenants
@@ -45,21 +57,16 @@ tn_setup() {
 	mgr_start "$NS_B" "$IF_B" MGR_B "$LOGS/mgr-b" --tenants "$CONF"
 }
 
-# as_user CMD...: CMD as uid/gid 1000 with no supplementary groups
-as_user() {
-	setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups "$@"
-}
-
 # tn_pair PORT SERVER_LOG CLIENT_LOG CLIENT_ARGS...: a daemon-mode blue_xfer pair, both as
 # uid 1000; returns the client's status (the server's is checked when the client passed).
 tn_pair() {
 	local port=$1 slog=$2 clog=$3 spid rc=0
 	shift 3
 	ns_bg "$NS_A" spid timeout 60 setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups \
-		env BLUE_MODE=daemon "$XFER" -d "$IF_A" -p "$port" -T 30 >"$slog" 2>&1
+		"${UENV[@]}" "$UXFER" -d "$IF_A" -p "$port" -T 30 >"$slog" 2>&1
 	sleep 0.3
 	ns_exec "$NS_B" timeout 60 setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups \
-		env BLUE_MODE=daemon "$XFER" -d "$IF_B" -p "$port" -T 30 "$@" "$IP_A" \
+		"${UENV[@]}" "$UXFER" -d "$IF_B" -p "$port" -T 30 "$@" "$IP_A" \
 		>"$clog" 2>&1 || rc=$?
 	if [ "$rc" -eq 0 ]; then
 		wait "$spid" || { cat "$slog"; fail "the server exited non-zero"; }
@@ -146,7 +153,8 @@ test_tenants_reload_set_and_refusals() {
 		fail "root's tenant set failed"
 	[ "$(tenant_field "$NS_B" "$IF_B" slow QPS)" = "0/1" ] || fail "tenant set did not apply"
 	out=$(ns_exec "$NS_B" setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups \
-		"$BLUECTL" tenant set "$IF_B" slow qps=100 2>&1) && fail "uid $USER_ID changed a tenant"
+		"${UENV[@]}" "$UBLUECTL" tenant set "$IF_B" slow qps=100 2>&1) &&
+		fail "uid $USER_ID changed a tenant"
 	grep -q "only root may" <<<"$out" || fail "the refusal did not say why: $out"
 	# no map line and no default: refused, saying so
 	printf 'tenant fast\nmap uid=0 fast\n' >"$CONF"
@@ -157,7 +165,7 @@ test_tenants_reload_set_and_refusals() {
 	done
 	[ "$(grep -c "tenants: $CONF read again" "$LOGS/mgr-b")" -ge 2 ] || fail "no second reload"
 	out=$(ns_exec "$NS_B" timeout 20 setpriv --reuid=$USER_ID --regid=$USER_ID --clear-groups \
-		env BLUE_MODE=daemon "$XFER" -d "$IF_B" -p 18745 -T 5 "$IP_A" 2>&1) &&
+		"${UENV[@]}" "$UXFER" -d "$IF_B" -p 18745 -T 5 "$IP_A" 2>&1) &&
 		fail "a process no tenant takes was served"
 	grep -q "no tenant takes this process (uid $USER_ID" <<<"$out" ||
 		fail "the refusal did not say why: $out"
