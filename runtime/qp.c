@@ -880,25 +880,31 @@ int blue__sq_complete(struct blue_qp *qp, enum blue_wc_status status)
 	uint32_t idx = blue_ring_cons_own(r);
 	const struct blue_send_wqe *w = blue__sq_wqe(qp, idx);
 	struct blue_swqe_eng *e = blue__sq_eng(qp, idx);
-
 	/* an error always completes, signaled or not (as rxe and every RNIC do) */
-	if ((w->send_flags & BLUE_SEND_SIGNALED) || status != BLUE_WC_SUCCESS) {
-		struct blue_wc wc = {
-			.wr_id = w->wr_id,
-			.status = status,
-			.opcode = wc_opcode(w->opcode),
-			.byte_len = w->length,
-			.qp_num = qp->qpn,
-		};
+	bool signal = (w->send_flags & BLUE_SEND_SIGNALED) || status != BLUE_WC_SUCCESS;
+	struct blue_wc wc = {
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = wc_opcode(w->opcode),
+		.byte_len = w->length,
+		.qp_num = qp->qpn,
+	};
 
-		if (blue__cq_push(qp->send_cq, &wc, false))
-			return -ENOSPC;
-		BLUE_PROBE5(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode, wc.byte_len);
-	}
+	if (signal && !blue__cq_room(qp->send_cq))
+		return -ENOSPC;
 	if (w->post_ns && status == BLUE_WC_SUCCESS)	/* posted with diag on */
 		blue__obs_lat_done(qp->ctx, w->opcode, w->post_ns);
 	memset(e, 0, sizeof(*e));
+	/*
+	 * The slot goes back before the completion is published (w is not read after): a
+	 * process that posts as soon as it polls (daemon mode: at once, from another
+	 * process) finds the room the completion says it has.
+	 */
 	blue_ring_consume(r, 1);
+	if (signal) {
+		(void)blue__cq_push(qp->send_cq, &wc, false);	/* room checked above */
+		BLUE_PROBE5(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode, wc.byte_len);
+	}
 	/* the requester never stays behind the oldest WQE */
 	if ((int32_t)(qp->req.idx - (idx + 1)) < 0) {
 		qp->req.idx = idx + 1;

@@ -255,10 +255,15 @@ static void recv_complete(struct blue_qp *qp, enum blue_wc_status status,
 		wc.wc_flags = BLUE_WC_WITH_INV;
 		wc.invalidated_rkey = p->ieth_rkey;	/* host order, as ibverbs */
 	}
+	/*
+	 * The WQE is given back before its completion is published: a process that reposts
+	 * as soon as it polls (daemon mode: at once, from another process) must find its
+	 * receive queue with the room the completion says it has.
+	 */
+	blue__rq_end(qp);
 	/* the CQ had room (checked before executing), unless this is an error */
 	if (blue__cq_push(qp->recv_cq, &wc, p->se) == 0)
 		BLUE_PROBE5(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode, wc.byte_len);
-	blue__rq_end(qp);
 }
 
 /* The two receive steps above, for the UC responder (resp_uc.c): one way to fill a WQE. */

@@ -152,9 +152,9 @@ static enum ud_resp_state ud_complete(struct blue_qp *qp, struct ud_rx *rx)
 			wc.imm_data = htobe32(p->imm);	/* network order, as ibverbs */
 		}
 	}
+	blue__rq_end(qp);	/* before the completion: as recv_complete (resp.c) says */
 	if (blue__cq_push(qp->recv_cq, &wc, p->se) == 0)	/* room checked */
 		BLUE_PROBE5(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode, wc.byte_len);
-	blue__rq_end(qp);
 	qp->live->msn = (qp->live->msn + 1) & BLUE_PSN_MASK;	/* messages received */
 	if (rx->status != BLUE_WC_SUCCESS)
 		blue__qp_error(qp, blue_wc_status_str(rx->status));

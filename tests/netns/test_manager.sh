@@ -58,7 +58,7 @@ pair_passed() {
 	local i=$1 cpid spid
 	cpid=CPID_$i
 	spid=SPID_$i
-	wait "${!cpid}" || { cat "$LOGS/cli-$i"; fail "client $i exited non-zero"; }
+	wait "${!cpid}" || { cat "$LOGS/cli-$i" "$LOGS/srv-$i"; fail "client $i exited non-zero"; }
 	wait "${!spid}" || { cat "$LOGS/srv-$i"; fail "server $i exited non-zero"; }
 	grep -q '^RESULT: PASS' "$LOGS/cli-$i" || { cat "$LOGS/cli-$i"; fail "client $i: no PASS"; }
 	grep -q '^server: PASS' "$LOGS/srv-$i" || { cat "$LOGS/srv-$i"; fail "server $i: no PASS"; }
