@@ -96,17 +96,15 @@ struct mgr_qp {
 
 #define MGR_CHECK_NS	1000000ull	/* an idle poll looks at the channel every 1 ms */
 
-/* @wc into @cq as its producer: the daemon that produced into it is gone. */
+/*
+ * @wc into @cq as its producer now that the daemon that produced into it is gone: the
+ * engine's own push, from where the daemon's producer index stopped. The API side's CQ
+ * has no channel arming of its own (the daemon did that), so nothing else happens.
+ */
 static bool lost_push(struct blue_cq *cq, const struct blue_wc *wc)
 {
-	struct blue_ring *r = &cq->ring;
-
-	r->prod = __atomic_load_n(&r->hdr->prod, __ATOMIC_ACQUIRE);
-	if (!blue_ring_room(r))
-		return false;
-	memcpy(blue_ring_elem(r, r->prod), wc, sizeof(*wc));
-	blue_ring_produce(r, 1);
-	return true;
+	cq->ring.prod = __atomic_load_n(&cq->ring.hdr->prod, __ATOMIC_ACQUIRE);
+	return blue__cq_push(cq, wc, false) == 0;
 }
 
 /*

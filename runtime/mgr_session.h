@@ -40,7 +40,7 @@ struct blue_mgr_session {
 	gid_t gid;
 	int hello;		/* HELLO done: other requests are taken */
 	struct blue_tenant *tenant;	/* NULL: no map line or default takes it (refused) */
-	char cgroup[128];	/* its cgroup v2 path at connect, for messages */
+	char cgroup[BLUE_TENANT_CGROUP];	/* its cgroup v2 path at connect (messages, maps) */
 	struct blue_mgr_obj *obj;
 	uint32_t nobj;
 	struct blue_mgr_session *next;

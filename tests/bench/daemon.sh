@@ -221,16 +221,6 @@ for ((r = 1; r <= REPS; r++)); do
 	LAT_ITERS=200 xfer_lat busy_lat8
 done
 daemons_stop
-
-# stat KEY: "median min max" of KEY's repetitions, nothing when it has none
-stat() {
-	awk -v k="$1" '$1 == k && $2 != "" { print $2 }' "$FIG" | sort -g | awk '
-		{ a[NR] = $1 }
-		END { if (NR) print ((NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), a[1], a[NR] }'
-}
-med() { stat "$1" | awk '{ print $1 }'; }
-cell() { stat "$1" | awk '{ print $1 " (" $2 "-" $3 ")" }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 row() {	# LABEL LIB DAEMON TARGET
 	echo "| $1 | $(cell "$2") | $(cell "$3") | $(ratio "$(med "$3")" "$(med "$2")") | $4 |"
 }

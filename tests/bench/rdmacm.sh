@@ -146,16 +146,6 @@ for ((r = 1; r <= REPS; r++)); do
 	echo "bench: rdmacm round $r of $REPS"
 	one_round
 done
-
-# stat KEY: "median min max" of KEY's repetitions, nothing when it has none
-stat() {
-	awk -v k="$1" '$1 == k && $2 != "" { print $2 }' "$FIG" | sort -g | awk '
-		{ a[NR] = $1 }
-		END { if (NR) print ((NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2), a[1], a[NR] }'
-}
-med() { stat "$1" | awk '{ print $1 }'; }
-cell() { stat "$1" | awk '{ print $1 " (" $2 "-" $3 ")" }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "n/a"; else printf "%.2f", a / b }'; }
 row() {	# LABEL CM RAW TCP: keys (or "-")
 	local c r t
 	c=$([ "$2" = - ] || cell "$2"); r=$([ "$3" = - ] || cell "$3"); t=$([ "$4" = - ] || cell "$4")
