@@ -4,14 +4,24 @@
  * ibv_qp (ibv_modify_qp, ibv_post_send/recv, ibv_destroy_qp all work on it) whose QPN is
  * exactly 1, so blue's XDP program steers the IB CM's MADs (BTH dqpn 1) to it. The
  * kernel's ib_mad owns QP1 on a real device; over blue one process per device does.
+ * In daemon mode QP1 is shared by the processes of the device (runtime/gsi_hub.h): the
+ * QP is this process's member, its CM's comm IDs must start with the byte
+ * blue_compat_gsi_id_prefix() gives, and the services it listens on are told to the
+ * daemon with blue_compat_gsi_listen(). In library mode both are no-ops.
  * Exported under the private version node BLUE_PRIVATE_1.0 (compat/libibverbs.map):
  * rdma-core's libibverbs has no such call, and nothing but our librdmacm uses it.
  */
+#include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "compat/compat.h"
+#include "runtime/mgr_client.h"
+#include "runtime/qp.h"
 
 struct ibv_qp *blue_compat_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+int blue_compat_gsi_id_prefix(struct ibv_qp *qp);
+int blue_compat_gsi_listen(struct ibv_qp *qp, uint64_t service_id, int on);
 
 /**
  * blue_compat_create_gsi_qp() - ibv_create_qp() for QP1.
@@ -43,4 +53,33 @@ BV_EXPORT struct ibv_qp *blue_compat_create_gsi_qp(struct ibv_pd *pd,
 	if (qp)
 		attr->cap = ex.cap;
 	return qp;
+}
+
+/**
+ * blue_compat_gsi_id_prefix() - the first byte every local comm ID (and SIDR request
+ * ID) of this QP1's IB CM must have, so that the daemon hands the replies to it.
+ * Return: 1..255 in daemon mode, 0 in library mode (any ID), -EINVAL for a NULL @qp.
+ */
+BV_EXPORT int blue_compat_gsi_id_prefix(struct ibv_qp *qp)
+{
+	if (!qp || !bv_qp(qp)->bqp)
+		return -EINVAL;
+	return bv_qp(qp)->bqp->gsi_prefix;
+}
+
+/**
+ * blue_compat_gsi_listen() - REQs and SIDR_REQs for @service_id to this process (@on),
+ * or no longer. Return: 0 (library mode: always), -EADDRINUSE (another process on the
+ * device listens on it), or another -errno after a message.
+ */
+BV_EXPORT int blue_compat_gsi_listen(struct ibv_qp *qp, uint64_t service_id, int on)
+{
+	struct blue_qp *bqp;
+
+	if (!qp || !bv_qp(qp)->bqp)
+		return -EINVAL;
+	bqp = bv_qp(qp)->bqp;
+	if (!bqp->gsi_prefix)
+		return 0;
+	return blue__mgr_gsi_listen(bqp, service_id, on != 0);
 }

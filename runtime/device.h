@@ -59,6 +59,8 @@ struct blue_verbs_ops;
 struct blue_mgr_client;
 struct blue_tenant_table;
 
+struct blue_gsi_hub;
+
 struct blue_context {
 	const struct blue_verbs_ops *ops;	/* library or daemon mode (verbs_ops.h) */
 	struct blue_mgr_client *mgr;	/* daemon mode: the channel to blue-manager */
@@ -94,6 +96,7 @@ struct blue_context {
 	struct blue_engine eng;
 	struct blue_loopback lb;	/* frames to ourselves, for the next pass */
 	struct blue_mcast mcast;	/* groups our UD QPs are attached to (mcast.h) */
+	struct blue_gsi_hub *gsi_hub;	/* blue-manager: QP1 shared by processes (gsi_hub.h) */
 	struct blue_obs obs;		/* dev_stats and the diag switch (obs.h) */
 	struct blue_events events;	/* asynchronous events (events.h) */
 };

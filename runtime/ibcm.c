@@ -149,7 +149,9 @@ static uint32_t new_comm_id(struct blue_ibcm *cm)
 		x ^= x >> 13;
 		x *= 0xc2b2ae35u;
 		x ^= x >> 16;
-		if (x && !by_local_id(cm, x))
+		if (cm->cfg.id_prefix)
+			x = (uint32_t)cm->cfg.id_prefix << 24 | (x & 0xffffffu);
+		if ((x & 0xffffffu) && !by_local_id(cm, x))
 			return x;
 	}
 }

@@ -101,6 +101,8 @@ struct blue_ibcm_cfg {
 	uint8_t			max_cm_retries;		/* 0: 15 (CMA_MAX_CM_RETRIES) */
 	uint64_t		timewait_ns;	/* 0: one response timeout */
 	uint32_t		seed;		/* mixes the local comm IDs */
+	uint8_t			id_prefix;	/* non-zero: every local comm ID's top byte
+						 * (blue-manager's shared GSI, gsi_hub.h) */
 };
 
 /* Drops and work, per endpoint. */

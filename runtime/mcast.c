@@ -18,6 +18,7 @@
 #include "runtime/device.h"
 #include "runtime/log.h"
 #include "runtime/mcast.h"
+#include "runtime/mgr_client.h"
 #include "runtime/verbs_ops.h"
 #include "runtime/qp.h"
 
@@ -154,8 +155,6 @@ static int mcast_check(const struct blue_qp *qp, const union blue_gid *gid, cons
 			   who, qp->qpn);
 		return EINVAL;
 	}
-	if (blue__local_only(qp->ctx, who))
-		return EOPNOTSUPP;
 	if (!blue_gid_is_mcast(gid->raw)) {
 		blue__logf("%s: %s is not a multicast GID (ff00::/8, or ::ffff:a.b.c.d with "
 			   "a.b.c.d in 224.0.0.0/4)", who, blue__gid_str(gid, gstr, sizeof(gstr)));
@@ -170,10 +169,11 @@ int blue_attach_mcast(struct blue_qp *qp, const union blue_gid *gid, uint16_t li
 	struct blue_mcast *mc;
 	int err;
 
-	(void)lid;	/* RoCE has no multicast LIDs */
 	err = mcast_check(qp, gid, "attach_mcast");
 	if (err)
 		return err;
+	if (blue__engine_elsewhere(qp->ctx))
+		return blue__mgr_mcast(qp, gid, lid, true);	/* the daemon's groups */
 	mc = &qp->ctx->mcast;
 	g = grp_find(mc, gid->raw);
 	if (g && grp_qp_index(g, qp) >= 0)
@@ -208,10 +208,11 @@ int blue_detach_mcast(struct blue_qp *qp, const union blue_gid *gid, uint16_t li
 	struct blue_mcast_grp *g;
 	int err, i;
 
-	(void)lid;
 	err = mcast_check(qp, gid, "detach_mcast");
 	if (err)
 		return err;
+	if (blue__engine_elsewhere(qp->ctx))
+		return blue__mgr_mcast(qp, gid, lid, false);
 	g = grp_find(&qp->ctx->mcast, gid->raw);
 	i = g ? grp_qp_index(g, qp) : -1;
 	if (i < 0) {
@@ -227,4 +228,17 @@ int blue_detach_mcast(struct blue_qp *qp, const union blue_gid *gid, uint16_t li
 	else
 		blue_hal_mcast_bind(qp->ctx->sock, gid->raw, g->nqp);
 	return 0;
+}
+
+void blue__mcast_detach_all(struct blue_qp *qp)
+{
+	struct blue_mcast *mc = &qp->ctx->mcast;
+
+	for (unsigned int i = 0; i < BLUE_MAX_MCAST_GRP && qp->nmcast; i++) {
+		struct blue_mcast_grp *g = &mc->grp[i];
+		union blue_gid gid = g->mgid;
+
+		if (g->nqp && grp_qp_index(g, qp) >= 0)
+			(void)blue_detach_mcast(qp, &gid, 0);
+	}
 }

@@ -40,4 +40,7 @@ struct blue_mcast {
 const struct blue_mcast_grp *blue__mcast_find(const struct blue_context *ctx,
 					      const uint8_t mgid[16]) BLUE_HIDDEN;
 
+/* blue__mcast_detach_all() - detach @qp from every group it is attached to. */
+void blue__mcast_detach_all(struct blue_qp *qp) BLUE_HIDDEN;
+
 #endif /* BLUE_RUNTIME_MCAST_H */

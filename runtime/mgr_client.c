@@ -691,7 +691,7 @@ static void qp_unmap(struct blue_qp *qp)
 	blue_ring_fini(&qp->rq.ring);
 }
 
-static struct blue_qp *mgr_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *attr)
+static struct blue_qp *qp_make(struct blue_pd *pd, struct blue_qp_init_attr *attr, bool gsi)
 {
 	struct blue_mgr_req req = req_of(BLUE_MGR_CREATE_QP, 0);
 	struct blue_context *ctx = pd->ctx;
@@ -719,6 +719,7 @@ static struct blue_qp *mgr_create_qp(struct blue_pd *pd, struct blue_qp_init_att
 	req.u.create_qp.cap = attr->cap;
 	req.u.create_qp.qp_type = attr->qp_type;
 	req.u.create_qp.sq_sig_all = attr->sq_sig_all;
+	req.u.create_qp.gsi = gsi;
 	err = call(ctx, &req, -1, &rep, fds, &nfds);
 	qp = &p->qp;
 	if (!err && nfds != 2)
@@ -753,6 +754,7 @@ static struct blue_qp *mgr_create_qp(struct blue_pd *pd, struct blue_qp_init_att
 	qp->qp_context = attr->qp_context;
 	qp->live = &p->live;
 	qp->qpn = rep.u.qp.qpn;
+	qp->gsi_prefix = (uint8_t)rep.u.qp.gsi_prefix;
 	qp->type = attr->qp_type;
 	qp->sq_sig_all = attr->sq_sig_all != 0;
 	qp->sq.max_wr = rep.u.qp.sq_max_wr;
@@ -773,6 +775,41 @@ static struct blue_qp *mgr_create_qp(struct blue_pd *pd, struct blue_qp_init_att
 	ctx->nqp++;
 	pd->nqp++;
 	return qp;
+}
+
+static struct blue_qp *mgr_create_qp(struct blue_pd *pd, struct blue_qp_init_attr *attr)
+{
+	return qp_make(pd, attr, false);
+}
+
+struct blue_qp *blue__mgr_create_gsi_qp(struct blue_pd *pd, struct blue_qp_init_attr *attr)
+{
+	return qp_make(pd, attr, true);
+}
+
+int blue__mgr_gsi_listen(struct blue_qp *qp, uint64_t service_id, bool on)
+{
+	struct blue_mgr_req req = req_of(BLUE_MGR_GSI_LISTEN, HANDLE(mgr_qp, qp));
+	struct blue_mgr_rep rep;
+
+	req.u.gsi_listen.service_id = service_id;
+	req.u.gsi_listen.on = on;
+	return -call(qp->ctx, &req, -1, &rep, NULL, NULL);
+}
+
+int blue__mgr_mcast(struct blue_qp *qp, const union blue_gid *gid, uint16_t lid, bool attach)
+{
+	struct blue_mgr_req req = req_of(attach ? BLUE_MGR_ATTACH_MCAST : BLUE_MGR_DETACH_MCAST,
+					 HANDLE(mgr_qp, qp));
+	struct blue_mgr_rep rep;
+	int err;
+
+	req.u.mcast.gid = *gid;
+	req.u.mcast.lid = lid;
+	err = call(qp->ctx, &req, -1, &rep, NULL, NULL);
+	if (!err)
+		qp->nmcast = attach ? qp->nmcast + 1 : qp->nmcast - 1;
+	return err;
 }
 
 static void live_state(struct blue_qp *qp, uint32_t state)

@@ -19,7 +19,9 @@
 #include "runtime/cm.h"
 #include "runtime/cq.h"
 #include "runtime/device.h"
+#include "runtime/gsi_hub.h"
 #include "runtime/log.h"
+#include "runtime/mcast.h"
 #include "runtime/mgr_session.h"
 #include "runtime/mr.h"
 #include "runtime/qp.h"
@@ -404,7 +406,7 @@ static int cmd_create_qp(struct blue_mgr_call *c)
 	err = charge(c, BLUE_QUOTA_QP, 0);
 	if (err)
 		return err;
-	qp = blue_create_qp(pd, &init);
+	qp = a->gsi ? blue__gsi_member_create(pd, &init) : blue_create_qp(pd, &init);
 	c->rep->handle = qp ? obj_put(c->ses, BLUE_MGR_OBJ_QP, qp) : 0;
 	if (!c->rep->handle) {
 		err = qp ? ENOMEM : errno;
@@ -414,7 +416,8 @@ static int cmd_create_qp(struct blue_mgr_call *c)
 		return err;
 	}
 	qp->tenant = c->ses->tenant;	/* its class and rate (progress.c) */
-	c->rep->u.qp.qpn = qp->qpn;
+	c->rep->u.qp.qpn = blue__qp_wire_qpn(qp);
+	c->rep->u.qp.gsi_prefix = qp->gsi_prefix;
 	c->rep->u.qp.cap = init.cap;
 	c->rep->u.qp.sq.log2_size = ring_log2(&qp->sq.ring);
 	c->rep->u.qp.sq.elem_size = qp->sq.ring.elem_size;
@@ -425,6 +428,29 @@ static int cmd_create_qp(struct blue_mgr_call *c)
 	hand_over(c, &qp->sq.shm_fd);
 	hand_over(c, &qp->rq.shm_fd);
 	return 0;
+}
+
+static int cmd_gsi_listen(struct blue_mgr_call *c)
+{
+	struct blue_qp *qp = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_QP);
+
+	if (!qp)
+		return EBADF;
+	return -blue__gsi_listen(qp, c->req->u.gsi_listen.service_id,
+				 c->req->u.gsi_listen.on != 0);
+}
+
+static int cmd_mcast(struct blue_mgr_call *c)
+{
+	struct blue_qp *qp = obj_get(c->ses, c->req->handle, BLUE_MGR_OBJ_QP);
+	union blue_gid gid;
+
+	if (!qp)
+		return EBADF;
+	gid = c->req->u.mcast.gid;
+	return c->req->op == BLUE_MGR_ATTACH_MCAST ?
+		blue_attach_mcast(qp, &gid, c->req->u.mcast.lid) :
+		blue_detach_mcast(qp, &gid, c->req->u.mcast.lid);
 }
 
 static int cmd_modify_qp(struct blue_mgr_call *c)
@@ -666,6 +692,9 @@ static const mgr_cmd_fn cmds[BLUE_MGR_OP_MAX] = {
 	[BLUE_MGR_MODIFY_SRQ] = cmd_srq_attr,
 	[BLUE_MGR_QUERY_SRQ] = cmd_srq_attr,
 	[BLUE_MGR_DESTROY_SRQ] = cmd_destroy,
+	[BLUE_MGR_GSI_LISTEN] = cmd_gsi_listen,
+	[BLUE_MGR_ATTACH_MCAST] = cmd_mcast,
+	[BLUE_MGR_DETACH_MCAST] = cmd_mcast,
 	[BLUE_MGR_TENANT_GET] = cmd_tenant_get,
 	[BLUE_MGR_TENANT_SET] = cmd_tenant_set,
 	[BLUE_MGR_TENANT_RELOAD] = cmd_tenant_reload,
@@ -711,6 +740,9 @@ void blue__mgr_session_drop(struct blue_context *ctx, struct blue_mgr_session *s
 
 			if (ses->obj[i].type != order[k])
 				continue;
+			/* a process that ended attached (killed, say) leaves its groups */
+			if (order[k] == BLUE_MGR_OBJ_QP)
+				blue__mcast_detach_all(ses->obj[i].p);
 			err = obj_destroy(ses, i + 1);
 			if (err)
 				blue__logf("session %u: its %s would not go: %s", ses->id,

@@ -26,7 +26,7 @@
 
 #include "runtime/tenant.h"
 
-#define BLUE_MGR_PROTO		1
+#define BLUE_MGR_PROTO		2
 #define BLUE_MGR_SOCK_ENV	"BLUE_MANAGER_SOCK"
 #define BLUE_MGR_SOCK_PREFIX	"blue-manager/"	/* + ifname, abstract */
 #define BLUE_MGR_MSG_LEN	200		/* a daemon message handed back */
@@ -54,6 +54,9 @@ enum blue_mgr_op {
 	BLUE_MGR_MODIFY_SRQ,
 	BLUE_MGR_QUERY_SRQ,
 	BLUE_MGR_DESTROY_SRQ,
+	BLUE_MGR_GSI_LISTEN,	/* handle: the process's GSI (create_qp.gsi) */
+	BLUE_MGR_ATTACH_MCAST,	/* handle: a UD QP; u.mcast */
+	BLUE_MGR_DETACH_MCAST,
 	BLUE_MGR_TENANT_GET,	/* u.tenant.index: the table's Nth (ENOENT past the end) */
 	BLUE_MGR_TENANT_SET,	/* root only: u.tenant.name, u.tenant.items */
 	BLUE_MGR_TENANT_RELOAD,	/* root only: read the config file again, as SIGHUP */
@@ -95,7 +98,16 @@ struct blue_mgr_req {
 			struct blue_qp_cap cap;
 			uint32_t qp_type;
 			int32_t sq_sig_all;
+			uint32_t gsi;		/* a member of the shared QP1 (gsi_hub.h) */
 		} create_qp;
+		struct {
+			uint64_t service_id;
+			uint32_t on;
+		} gsi_listen;
+		struct {
+			union blue_gid gid;
+			uint16_t lid;
+		} mcast;
 		struct {
 			struct blue_qp_attr attr;
 			int32_t mask;
@@ -161,6 +173,7 @@ struct blue_mgr_rep {
 			struct blue_qp_cap cap;
 			struct blue_mgr_ring sq, rq;
 			uint32_t sq_max_wr, rq_max_wr;
+			uint32_t gsi_prefix;	/* gsi: the first byte of its CM's comm IDs */
 		} qp;
 		struct {
 			struct blue_qp_attr attr;

@@ -20,6 +20,7 @@
 #include "runtime/device.h"
 #include "runtime/events.h"
 #include "runtime/log.h"
+#include "runtime/gsi_hub.h"
 #include "runtime/loopback.h"
 #include "runtime/probes.h"
 #include "runtime/progress.h"
@@ -308,8 +309,12 @@ void blue__rx_frame(struct blue_context *ctx, const struct blue_frame *f)
 		rx_mcast(ctx, f, &p);
 		return;
 	}
-	qp = ctx->qp_by_slot[blue_qpn_slot(p.dqpn)];
-	if (!qp || qp->qpn != p.dqpn) {
+	if (p.dqpn == BLUE_GSI_SLOT && ctx->gsi_hub)
+		qp = blue__gsi_pick(ctx->gsi_hub, &p);	/* one process's CM agent */
+	else
+		qp = ctx->qp_by_slot[blue_qpn_slot(p.dqpn)];
+	/* a member of the shared GSI takes only what the hub hands it */
+	if (!qp || (qp->qpn != p.dqpn && !qp->gsi) || (qp->gsi && p.dqpn != BLUE_GSI_SLOT)) {
 		st->rx_no_qp++;
 		return;
 	}

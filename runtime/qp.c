@@ -18,7 +18,9 @@
 #include "runtime/cq.h"
 #include "runtime/device.h"
 #include "runtime/events.h"
+#include "runtime/gsi_hub.h"
 #include "runtime/log.h"
+#include "runtime/mgr_client.h"
 #include "runtime/mw.h"
 #include "runtime/probes.h"
 #include "runtime/qp.h"
@@ -341,11 +343,44 @@ struct blue_qp *blue__create_gsi_qp(struct blue_pd *pd, struct blue_qp_init_attr
 		errno = EINVAL;
 		return NULL;
 	}
-	if (pd && blue__local_only(pd->ctx, "the GSI (QP1)")) {
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
+	if (pd && blue__engine_elsewhere(pd->ctx))
+		return blue__mgr_create_gsi_qp(pd, attr);	/* a member of the daemon's */
 	return qp_create(pd, attr, true);
+}
+
+int blue__gsi_slot_claim(struct blue_context *ctx)
+{
+	struct blue_qp_ctx *c = &ctx->qp_tbl[BLUE_GSI_SLOT];
+	uint32_t qpn;
+	int err = gsi_claim(ctx, &qpn);
+
+	if (err)
+		return err;
+	live_clear(c);
+	c->type = BLUE_QPT_UD;
+	c->local_ip = ctx->ip;
+	c->pkey = BLUE_DEFAULT_PKEY;
+	err = blue_hal_flow_bind(ctx->sock, BLUE_GSI_SLOT);
+	if (err) {
+		blue__logf("the shared GSI: cannot steer QPN 1 to the engine's socket: %s",
+			   strerror(-err));
+		blue__gsi_slot_release(ctx);
+		return err;
+	}
+	/* last: XDP takes frames for it from now on */
+	__atomic_store_n(&c->state, BLUE_QPS_RTS, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void blue__gsi_slot_release(struct blue_context *ctx)
+{
+	struct blue_qp_ctx *c = &ctx->qp_tbl[BLUE_GSI_SLOT];
+
+	live_clear(c);
+	blue_hal_flow_unbind(ctx->hal, BLUE_GSI_SLOT);
+	blue__slot_disown(ctx->slot_fd, BLUE_GSI_SLOT);
+	__atomic_store_n(&c->owner_pid, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->qpn, 0, __ATOMIC_RELEASE);
 }
 
 int blue__lib_destroy_qp(struct blue_qp *qp)
@@ -367,6 +402,8 @@ int blue__lib_destroy_qp(struct blue_qp *qp)
 	blue__tx_flush(ctx);
 	/* the policy's fini may still write the live context: before the slot goes */
 	blue__retx_fini(qp);
+	if (qp->gsi)
+		blue__gsi_member_gone(qp);	/* no MAD is handed to it from here on */
 	/* stop steering first (RESET drops at XDP), then free the slot for others */
 	blue__tune_qp_gone(qp);
 	blue__mw_qp_gone(qp);	/* its type 2B windows go with it */
@@ -652,9 +689,9 @@ void blue__qp_reset_rings(struct blue_qp *qp, bool clean_cqs)
 	qp->sq_admit = 0;
 	if (!clean_cqs)
 		return;
-	blue__cq_clean(qp->send_cq, qp->qpn);
+	blue__cq_clean(qp->send_cq, blue__qp_wire_qpn(qp));
 	if (qp->recv_cq != qp->send_cq)
-		blue__cq_clean(qp->recv_cq, qp->qpn);
+		blue__cq_clean(qp->recv_cq, blue__qp_wire_qpn(qp));
 }
 
 static void qp_reset(struct blue_qp *qp)
@@ -887,7 +924,7 @@ int blue__sq_complete(struct blue_qp *qp, enum blue_wc_status status)
 		.status = status,
 		.opcode = wc_opcode(w->opcode),
 		.byte_len = w->length,
-		.qp_num = qp->qpn,
+		.qp_num = blue__qp_wire_qpn(qp),
 	};
 
 	if (signal && !blue__cq_room(qp->send_cq))

@@ -71,6 +71,10 @@ struct blue_qp {
 					 * send WQE, same slots as the ring (wqe_admit.c) */
 	uint32_t sq_admit;		/* send-ring index up to which WQEs are copied */
 	struct blue_tenant *tenant;	/* blue-manager: whose it is (tenant.h), else NULL */
+	/* blue-manager: a process's GSI, one member of the shared QP1 (gsi_hub.h). It has
+	 * a slot of its own, but says 1 on the wire and in its completions */
+	bool gsi;
+	uint8_t gsi_prefix;		/* its CM's comm IDs start with it (daemon and process) */
 
 	/* transport */
 	struct blue_req req;
@@ -80,6 +84,12 @@ struct blue_qp {
 	struct blue_cc cc;		/* congestion control (runtime/cc.h) */
 	uint64_t tune_gen;		/* the gen of its tune entry it last applied (tune.h) */
 };
+
+/* The QPN the QP is known by outside the engine: 1 for a member of a shared GSI. */
+static inline uint32_t blue__qp_wire_qpn(const struct blue_qp *qp)
+{
+	return qp->gsi ? 1u : qp->qpn;
+}
 
 /* The path MTU in bytes (from the live context). */
 static inline uint32_t blue__qp_mtu(const struct blue_qp *qp)
@@ -208,6 +218,14 @@ int blue__req_uc_run(struct blue_qp *qp) __attribute__((visibility("hidden")));
 #define BLUE_GSI_SLOT 1u
 struct blue_qp *blue__create_gsi_qp(struct blue_pd *pd, struct blue_qp_init_attr *attr)
 	__attribute__((visibility("hidden")));
+
+/*
+ * blue__gsi_slot_claim() - blue-manager: take QP1's slot for the hub (gsi_hub.c), a UD
+ * entry in RTS with no QP of its own behind it, steered to the context's socket.
+ * blue__gsi_slot_release() gives it back. Return: 0, -EADDRINUSE or -errno.
+ */
+int blue__gsi_slot_claim(struct blue_context *ctx) __attribute__((visibility("hidden")));
+void blue__gsi_slot_release(struct blue_context *ctx) __attribute__((visibility("hidden")));
 
 /* The state names for logs: "RESET", "INIT", ... */
 const char *blue__qp_state_str(unsigned int state) __attribute__((visibility("hidden")));

@@ -66,11 +66,11 @@ static int ud_build(struct blue_qp *qp, const struct blue_send_wqe *w, struct bl
 	p->tos = blue__cc_tos(qp->live, w->ud.tclass, op);
 	/* the TTL stays blue_pkt_init's 64, the route's: rxe's AHs (the kernel resolves a
 	 * RoCE AH's hop limit from the route) send that whatever hop_limit the AH asks */
-	p->sport = blue_udp_sport(qp->qpn, w->ud.dqpn);
+	p->sport = blue_udp_sport(blue__qp_wire_qpn(qp), w->ud.dqpn);
 	p->dqpn = w->ud.dqpn;
 	p->psn = qp->live->sq_psn;
 	p->deth.qkey = ud_qkey(qp, w);
-	p->deth.sqpn = qp->qpn;
+	p->deth.sqpn = blue__qp_wire_qpn(qp);
 	if (op == BLUE_OP_UD_SEND_ONLY_IMM)
 		p->imm = be32toh(w->imm_data);
 	if (w->send_flags & BLUE_SEND_SOLICITED)

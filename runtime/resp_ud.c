@@ -140,7 +140,7 @@ static enum ud_resp_state ud_complete(struct blue_qp *qp, struct ud_rx *rx)
 		.wr_id = rx->w->wr_id,
 		.status = rx->status,
 		.opcode = BLUE_WC_RECV,
-		.qp_num = qp->qpn,
+		.qp_num = blue__qp_wire_qpn(qp),
 	};
 
 	if (rx->status == BLUE_WC_SUCCESS) {

@@ -68,7 +68,7 @@ static int rwqe_flush(struct blue_qp *qp, const struct blue_recv_wqe *w)
 	wc.wr_id = w->wr_id;
 	wc.status = BLUE_WC_WR_FLUSH_ERR;
 	wc.opcode = BLUE_WC_RECV;
-	wc.qp_num = qp->qpn;
+	wc.qp_num = blue__qp_wire_qpn(qp);
 	if (blue__cq_push(qp->recv_cq, &wc, false))
 		return -ENOSPC;
 	BLUE_PROBE5(completion, qp->qpn, wc.wr_id, wc.status, wc.opcode, wc.byte_len);

@@ -99,6 +99,25 @@ struct blue_ibcm *cma_agent_ibcm(struct cma_agent *a)
 	return a->cm;
 }
 
+int cma_agent_listen(struct cma_agent *a, uint64_t service_id, bool on)
+{
+	int err;
+
+	if (!on) {
+		(void)blue_compat_gsi_listen(a->qp, service_id, 0);
+		return blue__ibcm_unlisten(a->cm, service_id);
+	}
+	err = blue_compat_gsi_listen(a->qp, service_id, 1);
+	if (err)
+		return err;
+	err = blue__ibcm_listen(a->cm, service_id);
+	if (err == -EADDRINUSE)
+		return 0;	/* another id of this process listens on it already */
+	if (err)
+		(void)blue_compat_gsi_listen(a->qp, service_id, 0);
+	return err;
+}
+
 /* ---- the IB CM's ops ------------------------------------------------------------- */
 
 /* ops.send: one MAD on QP1 to the peer's QP1 (Q_Key 0x80010000), from the send ring. */
@@ -335,6 +354,8 @@ static int agent_cm_open(struct cma_agent *a)
 	if (getrandom(&seed, sizeof(seed), GRND_NONBLOCK) != sizeof(seed))
 		seed = (uint32_t)getpid() ^ (uint32_t)cma_now_ns();
 	cfg.seed = seed;
+	/* daemon mode: QP1 is shared, the daemon hands us replies by this byte */
+	cfg.id_prefix = (uint8_t)blue_compat_gsi_id_prefix(a->qp);
 	a->cm = blue__ibcm_create(&cfg);
 	if (!a->cm) {
 		cma_log("agent %s: cannot make the IB CM endpoint: %s", a->name, strerror(errno));

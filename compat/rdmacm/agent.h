@@ -65,6 +65,14 @@ void cma_agent_put(struct cma_agent *a) CMA_HIDDEN;
 struct blue_ibcm *cma_agent_ibcm(struct cma_agent *a) CMA_HIDDEN;
 
 /**
+ * cma_agent_listen() - REQs and SIDR_REQs for @service_id to this process's IB CM (@on),
+ * or no longer; in daemon mode the device's shared QP1 is told too (compat/gsi.c).
+ * Return: 0 (this process listened already: 0 too), -EADDRINUSE (another process on
+ * the device listens on it), or -errno.
+ */
+int cma_agent_listen(struct cma_agent *a, uint64_t service_id, bool on) CMA_HIDDEN;
+
+/**
  * cma_agent_kick() - an API call changed the IB CM's timers (connect, accept,
  * disconnect...): wake the thread so that it sleeps to the new deadline.
  */

@@ -14,6 +14,8 @@
 
 /* compat/gsi.c, exported by our libibverbs.so.1 at BLUE_PRIVATE_1.0 */
 struct ibv_qp *blue_compat_create_gsi_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *attr);
+int blue_compat_gsi_id_prefix(struct ibv_qp *qp);
+int blue_compat_gsi_listen(struct ibv_qp *qp, uint64_t service_id, int on);
 
 /* w-scale: 256 each (were 64): cmtime -c 256 sends 256 REQs (and gets 256 REPs) in a
  * burst; a MAD with no receive buffer is lost and waits a CM response timeout (~4 s) */

@@ -38,10 +38,10 @@ static int listen_on(struct cma_id *id, int i)
 
 	if (err)
 		return err;
-	err = blue__ibcm_listen(cma_agent_ibcm(cma_dev_list[i]->agent), id->service_id);
-	/* another listener (one on INADDR_ANY and one on the device's address) holds the
-	 * service already: which id serves a REQ is cma_find_listener's call */
-	return err == -EADDRINUSE ? 0 : err;
+	/* another listener of this process (one on INADDR_ANY and one on the device's
+	 * address) holds the service already: 0, and which id serves a REQ is
+	 * cma_find_listener's call; -EADDRINUSE is another process's (daemon mode) */
+	return cma_agent_listen(cma_dev_list[i]->agent, id->service_id, true);
 }
 
 /* w-scale: @id, a listener being destroyed (no longer CMA_LISTEN), gives its service
@@ -55,7 +55,7 @@ void cma_unlisten(struct cma_id *id)
 		if (!(id->agents & (1u << i)) || !d->agent || (!id->any_dev && d != id->dev))
 			continue;
 		if (!cma_find_listener(d, id->service_id))
-			(void)blue__ibcm_unlisten(cma_agent_ibcm(d->agent), id->service_id);
+			(void)cma_agent_listen(d->agent, id->service_id, false);
 	}
 }
 

@@ -48,7 +48,9 @@ abi_check() {
 # needs of our libibverbs). Nothing else outside Debian's version nodes.
 declare -A ABI_EXTRA=(
 	[libibverbs.so.1]="node BLUE_PRIVATE_1.0
-blue_compat_create_gsi_qp@@BLUE_PRIVATE_1.0"
+blue_compat_create_gsi_qp@@BLUE_PRIVATE_1.0
+blue_compat_gsi_id_prefix@@BLUE_PRIVATE_1.0
+blue_compat_gsi_listen@@BLUE_PRIVATE_1.0"
 )
 
 # abi_extra_check NAME SYS OURS: the version nodes and symbols at versions Debian's NAME

@@ -178,3 +178,69 @@ test_daemon_three_ranks_per_namespace() {
 	compat_pingpong_check "$LOGS/pp.srv" 500 1024 || fail "rc_pingpong: the server's summary"
 	cd_served_by_daemons
 }
+
+# rdma_cm in daemon mode (the daemon's shared QP1, runtime/gsi_hub.h): rping pairs whose
+# ends are processes of one daemon, and of two; each ping's payload is verified (-V).
+# cd_rping_srv NAME NS PORT: a server in the background, PID in RPID_NAME.
+cd_rping_srv() {
+	ns_bg "$2" "RPID_$1" timeout 60 "${COMPAT_ENV[@]}" /usr/bin/rping -s -a "$CD_IP_A" \
+		-p "$3" -V -C 20 >"$LOGS/$1.rping" 2>&1
+}
+
+# cd_rping_cli NAME NS PORT: a client to it, in the foreground; while the server is not
+# listening yet (REJ 8: rping says so and exits), it tries again, 20 times at most.
+cd_rping_cli() {
+	local i rc
+	for ((i = 0; i < 20; i++)); do
+		rc=0
+		ns_exec "$2" timeout 60 "${COMPAT_ENV[@]}" /usr/bin/rping -c -a "$CD_IP_A" -p "$3" \
+			-V -C 20 >"$LOGS/$1.rping" 2>&1 || rc=$?
+		grep -q REJECTED "$LOGS/$1.rping" || break
+		sleep 0.25
+	done
+	echo "--- rping $1"; cat "$LOGS/$1.rping"
+	[ "$rc" -eq 0 ] || fail "rping $1 exited $rc"
+}
+
+# cd_rping_done NAME: the server exited 0 after its 20 pings.
+cd_rping_done() {
+	local v=RPID_$1 rc=0
+	wait "${!v}" || rc=$?
+	echo "--- rping $1"; cat "$LOGS/$1.rping"
+	[ "$rc" -eq 0 ] || fail "rping $1 exited $rc"
+}
+
+test_daemon_rping_two_daemons() {
+	[ -x /usr/bin/rping ] || skip "/usr/bin/rping missing (make deps: rdmacm-utils)"
+	cd_setup
+	cd_rping_srv srv "$NS_A" 7180
+	cd_rping_cli cli "$NS_B" 7180
+	cd_rping_done srv
+	cd_served_by_daemons
+}
+
+# Two processes of one daemon: the client's REQ loops back in the engine, and the hub
+# hands it to the process listening on the service, the REP back to the client. A
+# second server on the same port is refused while the first listens (EADDRINUSE, the
+# daemon's message names the service).
+test_daemon_rping_one_daemon() {
+	local rc=0
+	[ -x /usr/bin/rping ] || skip "/usr/bin/rping missing (make deps: rdmacm-utils)"
+	cd_setup
+	cd_rping_srv srv "$NS_A" 7181
+	cd_rping_cli cli "$NS_A" 7181
+	cd_rping_done srv
+	cd_rping_srv srv1 "$NS_A" 7182
+	sleep 1
+	ns_exec "$NS_A" timeout 20 "${COMPAT_ENV[@]}" /usr/bin/rping -s -a "$CD_IP_A" -p 7182 \
+		-C 1 >"$LOGS/srv2.rping" 2>&1 || rc=$?
+	cat "$LOGS/srv2.rping"
+	[ "$rc" -ne 0 ] || fail "a second rping -s on port 7182 of one daemon was not refused"
+	grep -q "service ID 0x106.*listened on by another process" "$LOGS/srv2.rping" ||
+		fail "the second server's refusal does not name the service"
+	cd_rping_cli cli1 "$NS_A" 7182
+	cd_rping_done srv1
+	kill -TERM "$MGR_A"
+	wait "$MGR_A" || fail "blue-manager on $IF_A exited non-zero"
+	grep -qE "sessions served: [4-9]" "$LOGS/mgr-a" || { cat "$LOGS/mgr-a"; fail "$IF_A's daemon did not serve the five processes"; }
+}
