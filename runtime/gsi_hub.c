@@ -2,7 +2,6 @@
 /* The shared GSI of blue-manager (gsi_hub.h). */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "runtime/cm_mad.h"
 #include "runtime/codec.h"
@@ -10,30 +9,6 @@
 #include "runtime/gsi_hub.h"
 #include "runtime/log.h"
 #include "runtime/qp.h"
-
-/* The MAD's common header (cm_mad.h) and where each message names its receiver. */
-#define MAD_CLASS_OFF	1
-#define MAD_ATTR_OFF	16
-#define MAD_DATA_OFF	24
-#define CM_CLASS	0x07
-#define SID_OFF		(MAD_DATA_OFF + 8)	/* REQ and SIDR_REQ: ServiceID */
-#define REMOTE_ID_OFF	(MAD_DATA_OFF + 4)	/* REP ... APR: RemoteCommunicationID */
-#define REQUEST_ID_OFF	MAD_DATA_OFF		/* SIDR_REP: RequestID */
-
-static uint16_t be16_at(const uint8_t *b)
-{
-	return (uint16_t)(b[0] << 8 | b[1]);
-}
-
-static uint32_t be32_at(const uint8_t *b)
-{
-	return (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
-}
-
-static uint64_t be64_at(const uint8_t *b)
-{
-	return (uint64_t)be32_at(b) << 32 | be32_at(b + 4);
-}
 
 static struct blue_qp *listener(const struct blue_gsi_hub *hub, uint64_t sid)
 {
@@ -46,34 +21,60 @@ static struct blue_qp *listener(const struct blue_gsi_hub *hub, uint64_t sid)
 	return NULL;
 }
 
+/* The codec (cm_mad.h) checks the MAD as the members' IB CMs would, and finds the fields. */
 struct blue_qp *blue__gsi_pick(const struct blue_gsi_hub *hub, const struct blue_pkt *p)
 {
-	const uint8_t *m = p->payload;
+	struct blue_ibcm_msg m;
 	uint32_t id;
 
-	if (p->payload_len < BLUE_IBCM_MAD_SIZE || m[MAD_CLASS_OFF] != CM_CLASS)
+	if (blue__ibcm_decode(p->payload, p->payload_len, &m) != BLUE_IBCM_OK)
 		return NULL;
-	switch (be16_at(m + MAD_ATTR_OFF)) {
+	switch (m.hdr.attr_id) {
 	case BLUE_IBCM_ATTR_REQ:
+		return listener(hub, m.req.service_id);
 	case BLUE_IBCM_ATTR_SIDR_REQ:
-		return listener(hub, be64_at(m + SID_OFF));
+		return listener(hub, m.sidr_req.service_id);
 	case BLUE_IBCM_ATTR_SIDR_REP:
-		id = be32_at(m + REQUEST_ID_OFF);
+		id = m.sidr_rep.request_id;	/* the requester's local comm ID */
 		break;
 	case BLUE_IBCM_ATTR_MRA:
+		id = m.mra.remote_comm_id;
+		break;
 	case BLUE_IBCM_ATTR_REJ:
+		id = m.rej.remote_comm_id;
+		break;
 	case BLUE_IBCM_ATTR_REP:
+		id = m.rep.remote_comm_id;
+		break;
 	case BLUE_IBCM_ATTR_RTU:
+		id = m.rtu.remote_comm_id;
+		break;
 	case BLUE_IBCM_ATTR_DREQ:
+		id = m.dreq.remote_comm_id;
+		break;
 	case BLUE_IBCM_ATTR_DREP:
+		id = m.drep.remote_comm_id;
+		break;
 	case BLUE_IBCM_ATTR_LAP:
+		id = m.lap.remote_comm_id;
+		break;
 	case BLUE_IBCM_ATTR_APR:
-		id = be32_at(m + REMOTE_ID_OFF);
+		id = m.apr.remote_comm_id;
 		break;
 	default:
 		return NULL;
 	}
 	return hub->member[id >> 24];	/* [0] is always NULL */
+}
+
+/* The hub goes with its last member (or with a first one that could not be made). */
+static void hub_put_if_empty(struct blue_context *ctx)
+{
+	if (ctx->gsi_hub->nmembers)
+		return;
+	blue__gsi_slot_release(ctx);
+	free(ctx->gsi_hub);
+	ctx->gsi_hub = NULL;
 }
 
 struct blue_qp *blue__gsi_member_create(struct blue_pd *pd, struct blue_qp_init_attr *attr)
@@ -114,11 +115,7 @@ struct blue_qp *blue__gsi_member_create(struct blue_pd *pd, struct blue_qp_init_
 	qp = blue_create_qp(pd, attr);
 	if (!qp) {
 		err = errno;
-		if (!hub->nmembers) {
-			blue__gsi_slot_release(ctx);
-			ctx->gsi_hub = NULL;
-			free(hub);
-		}
+		hub_put_if_empty(ctx);
 		errno = err;
 		return NULL;
 	}
@@ -144,11 +141,8 @@ void blue__gsi_member_gone(struct blue_qp *qp)
 			i++;
 	}
 	hub->member[qp->gsi_prefix] = NULL;
-	if (--hub->nmembers)
-		return;
-	blue__gsi_slot_release(ctx);
-	ctx->gsi_hub = NULL;
-	free(hub);
+	hub->nmembers--;
+	hub_put_if_empty(ctx);
 }
 
 int blue__gsi_listen(struct blue_qp *qp, uint64_t service_id, int on)

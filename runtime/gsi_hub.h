@@ -14,7 +14,8 @@
  *   - every other CM message: by the comm ID it names as the receiver's (REP, RTU, REJ,
  *     MRA, DREQ, DREP, LAP, APR: the remote comm ID; SIDR_REP: the request ID). A member's
  *     comm IDs start with its prefix byte (blue_ibcm_cfg.id_prefix), given at creation;
- *   - anything else (not a CM MAD, a prefix nobody has): dropped and counted (rx_no_qp).
+ *   - anything else (a MAD the codec, cm_mad.h, refuses; a prefix nobody has): dropped
+ *     and counted (rx_no_qp).
  * A member listens with BLUE_MGR_GSI_LISTEN; a service ID has one listener on a device,
  * as rdma_cm's port spaces have one owner per port.
  */

@@ -802,14 +802,10 @@ int blue__mgr_mcast(struct blue_qp *qp, const union blue_gid *gid, uint16_t lid,
 	struct blue_mgr_req req = req_of(attach ? BLUE_MGR_ATTACH_MCAST : BLUE_MGR_DETACH_MCAST,
 					 HANDLE(mgr_qp, qp));
 	struct blue_mgr_rep rep;
-	int err;
 
 	req.u.mcast.gid = *gid;
 	req.u.mcast.lid = lid;
-	err = call(qp->ctx, &req, -1, &rep, NULL, NULL);
-	if (!err)
-		qp->nmcast = attach ? qp->nmcast + 1 : qp->nmcast - 1;
-	return err;
+	return call(qp->ctx, &req, -1, &rep, NULL, NULL);	/* the daemon counts them */
 }
 
 static void live_state(struct blue_qp *qp, uint32_t state)

@@ -313,8 +313,9 @@ void blue__rx_frame(struct blue_context *ctx, const struct blue_frame *f)
 		qp = blue__gsi_pick(ctx->gsi_hub, &p);	/* one process's CM agent */
 	else
 		qp = ctx->qp_by_slot[blue_qpn_slot(p.dqpn)];
-	/* a member of the shared GSI takes only what the hub hands it */
-	if (!qp || (qp->qpn != p.dqpn && !qp->gsi) || (qp->gsi && p.dqpn != BLUE_GSI_SLOT)) {
+	/* by the QPN it is known by: a member of the shared GSI takes only what the hub
+	 * hands it, nothing sent to its own slot */
+	if (!qp || blue__qp_wire_qpn(qp) != p.dqpn) {
 		st->rx_no_qp++;
 		return;
 	}
